@@ -1,0 +1,70 @@
+package io.sora.agent;
+
+import io.sora.rules.Provider;
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.Availability;
+import io.sora.transport.Transport;
+import io.sora.transport.disni.DisniTransport;
+import io.sora.transport.shm.ShmSettings;
+import io.sora.transport.shm.ShmTransport;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The fast paths of this JVM, probed once at start-up. The sequence and its trace reproduce JSOR's
+ * initialisation: {@code RDMA_Init} wraps {@code initverbs} (is an RDMA device usable through DiSNI?)
+ * and {@code initjsor} (sora's stream protocol and the same-host {@code shm} medium). RDMA_Init's
+ * return code is 0 when at least one fast path is usable, -1 otherwise; neither is an error the
+ * application sees.
+ */
+final class FastPaths {
+    private final Map<Provider, Transport> transports;
+
+    private FastPaths(Map<Provider, Transport> transports) {
+        this.transports = transports;
+    }
+
+    static FastPaths initialize(Tracer tracer) {
+        Map<Provider, Transport> map = new EnumMap<>(Provider.class);
+        entry(tracer, Hook.RDMA_INIT_ENTRY, null);
+
+        entry(tracer, Hook.INITVERBS_ENTRY, null);
+        Transport rdma = DisniTransport.create(tracer);
+        Availability rdmaAvailability = rdma.availability();
+        exit(tracer, Hook.INITVERBS_EXIT, rdmaAvailability);
+        map.put(Provider.RDMA, rdma);
+
+        entry(tracer, Hook.INITJSOR_ENTRY, null);
+        ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), tracer);
+        shm.initialize();
+        Availability shmAvailability = shm.availability();
+        exit(tracer, Hook.INITJSOR_EXIT, shmAvailability);
+        map.put(Provider.SHM, shm);
+
+        boolean any = rdmaAvailability.isAvailable() || shmAvailability.isAvailable();
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.exit(Hook.RDMA_INIT_EXIT, 0, any ? 0 : -1, null);
+        }
+        return new FastPaths(Collections.unmodifiableMap(map));
+    }
+
+    private static void entry(Tracer tracer, Hook hook, String detail) {
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.entry(hook, 0, detail);
+        }
+    }
+
+    private static void exit(Tracer tracer, Hook hook, Availability a) {
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.exit(hook, 0, a.isAvailable() ? 0 : -1,
+                    a.unavailabilityCause().map(c -> "cause=" + c.getMessage()).orElse(null));
+        }
+    }
+
+    Map<Provider, Transport> transports() {
+        return transports;
+    }
+}

@@ -1,0 +1,159 @@
+package io.sora.agent.launcher;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+/**
+ * The isolated class loader of the agent: it sees the JDK (its parent is the platform loader, so the
+ * application's class path, and the application's own SLF4J or Logback, are invisible) and the jars
+ * nested under {@code sora/inst/} in the agent jar (Byte Buddy, SLF4J, Logback, DiSNI, sora itself).
+ *
+ * <p>The nested jars are extracted once into a per-user, per-agent-build cache directory under
+ * {@code java.io.tmpdir}, written to a temporary name and moved into place, so concurrent JVMs never
+ * see a partial file and repeated starts reuse the same files. {@link #findLibrary} answers DiSNI's
+ * {@code System.loadLibrary("disni")} with the native library bundled in the agent.
+ */
+public final class AgentClassLoader extends URLClassLoader {
+    static final String INNER_PREFIX = "sora/inst/";
+    static final String BOOT_ENTRY = "sora/boot/sora-bootstrap.jar";
+    static final String NATIVE_RESOURCE = "io/sora/transport/disni/native/linux-x86_64/libdisni.so";
+    /** SLF4J 2 discovers providers through this resource; the agent supplies exactly one, its own. */
+    private static final String SLF4J_PROVIDER_SERVICE = "META-INF/services/org.slf4j.spi.SLF4JServiceProvider";
+
+    static {
+        registerAsParallelCapable();
+    }
+
+    private final Path cacheDir;
+
+    private AgentClassLoader(URL[] urls, Path cacheDir) {
+        super("sora-agent", urls, ClassLoader.getPlatformClassLoader());
+        this.cacheDir = cacheDir;
+    }
+
+    /** Creates the loader over the inner jars of {@code agentJar}, extracting them if needed. */
+    public static AgentClassLoader forAgentJar(File agentJar) throws IOException {
+        Path dir = cacheDir(agentJar);
+        List<URL> urls = new ArrayList<>();
+        try (ZipFile zip = new ZipFile(agentJar)) {
+            Enumeration<? extends ZipEntry> entries = zip.entries();
+            while (entries.hasMoreElements()) {
+                ZipEntry e = entries.nextElement();
+                String name = e.getName();
+                if (name.startsWith(INNER_PREFIX) && name.endsWith(".jar")) {
+                    Path target = extract(zip, e, dir.resolve(name.substring(INNER_PREFIX.length())));
+                    urls.add(target.toUri().toURL());
+                }
+            }
+        }
+        if (urls.isEmpty()) {
+            throw new IOException("no inner jars under " + INNER_PREFIX + " in " + agentJar + " (not a sora agent jar?)");
+        }
+        return new AgentClassLoader(urls.toArray(new URL[0]), dir);
+    }
+
+    /** Extracts the bootstrap bridge jar (JDK types only) for the bootstrap class path. */
+    static File extractedBootstrapJar(File agentJar) throws IOException {
+        Path dir = cacheDir(agentJar);
+        try (ZipFile zip = new ZipFile(agentJar)) {
+            ZipEntry e = zip.getEntry(BOOT_ENTRY);
+            if (e == null) {
+                throw new IOException(BOOT_ENTRY + " missing from " + agentJar);
+            }
+            return extract(zip, e, dir.resolve("sora-bootstrap.jar")).toFile();
+        }
+    }
+
+    @Override
+    protected String findLibrary(String libname) {
+        if ("disni".equals(libname)) {
+            try {
+                URL res = getResource(NATIVE_RESOURCE);
+                if (res == null) {
+                    return null;
+                }
+                Path target = cacheDir.resolve("libdisni.so");
+                if (!Files.exists(target)) {
+                    try (InputStream in = res.openStream()) {
+                        writeAtomically(in, target);
+                    }
+                }
+                return target.toString();
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        return super.findLibrary(libname);
+    }
+
+    @Override
+    public Enumeration<URL> getResources(String name) throws IOException {
+        Enumeration<URL> all = super.getResources(name);
+        if (!SLF4J_PROVIDER_SERVICE.equals(name)) {
+            return all;
+        }
+        // Logback ships a provider too; only sora's own (which never reads the application's
+        // logging configuration) may be found, so SLF4J inside the agent never auto-configures.
+        List<URL> kept = new ArrayList<>();
+        for (URL u : Collections.list(all)) {
+            if (u.toString().contains("/sora-agent-core.jar!")) {
+                kept.add(u);
+            }
+        }
+        return Collections.enumeration(kept);
+    }
+
+    private static Path cacheDir(File agentJar) throws IOException {
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9_.-]", "_");
+        String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified());
+        Path base = Path.of(System.getProperty("java.io.tmpdir"), "sora-" + user);
+        if (!Files.isDirectory(base)) {
+            try {
+                Files.createDirectories(base, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } catch (UnsupportedOperationException e) {
+                Files.createDirectories(base);
+            }
+        }
+        Path dir = base.resolve("agent-" + key);
+        Files.createDirectories(dir);
+        return dir;
+    }
+
+    private static Path extract(ZipFile zip, ZipEntry e, Path target) throws IOException {
+        if (Files.exists(target) && Files.size(target) == e.getSize()) {
+            return target;
+        }
+        try (InputStream in = zip.getInputStream(e)) {
+            writeAtomically(in, target);
+        }
+        return target;
+    }
+
+    private static void writeAtomically(InputStream in, Path target) throws IOException {
+        Path tmp = Files.createTempFile(target.getParent(), target.getFileName().toString(), ".tmp");
+        try {
+            Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException ex) {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+}

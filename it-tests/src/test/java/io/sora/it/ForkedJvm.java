@@ -1,0 +1,140 @@
+package io.sora.it;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/** A real JVM started for a test (the OpenTelemetry agent's pattern): output captured, every wait bounded. */
+public final class ForkedJvm implements AutoCloseable {
+    private final Process process;
+    private final List<String> out = new CopyOnWriteArrayList<>();
+    private final List<String> err = new CopyOnWriteArrayList<>();
+    private final String description;
+
+    private ForkedJvm(Process process, String description) {
+        this.process = process;
+        this.description = description;
+        pump(process.getInputStream(), out);
+        pump(process.getErrorStream(), err);
+    }
+
+    /** The JDKs to test on: every entry of -Dsora.test.jdks that exists here (at least the running one). */
+    public static List<Path> jdks() {
+        List<Path> found = Arrays.stream(System.getProperty("sora.test.jdks", "").split(","))
+                .filter(s -> !s.isBlank())
+                .map(Path::of)
+                .filter(p -> Files.isExecutable(p.resolve("bin/java")))
+                .collect(Collectors.toList());
+        if (found.isEmpty()) {
+            found.add(Path.of(System.getProperty("java.home")));
+        }
+        return found;
+    }
+
+    public static Path agentJar() {
+        Path p = Path.of(System.getProperty("sora.agent.jar", "../agent/target/sora-agent.jar"));
+        if (!Files.isRegularFile(p)) {
+            throw new IllegalStateException("agent jar " + p + " missing: run 'mvn package' first");
+        }
+        return p.toAbsolutePath();
+    }
+
+    public static Path examplesJar() {
+        return Path.of(System.getProperty("sora.examples.jar", "../examples/target/sora-examples.jar")).toAbsolutePath();
+    }
+
+    public static Path testClasses() {
+        return Path.of(System.getProperty("sora.test.classes", "target/test-classes")).toAbsolutePath();
+    }
+
+    /**
+     * Starts {@code jdk/bin/java [jvmArgs] -cp classpath mainClass args}.
+     * Pass {@code -javaagent:...} and {@code -D...} in jvmArgs.
+     */
+    public static ForkedJvm start(Path jdk, List<String> jvmArgs, String classpath, String mainClass, String... args)
+            throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(jdk.resolve("bin/java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(classpath);
+        cmd.add(mainClass);
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().remove("JAVA_TOOL_OPTIONS");
+        return new ForkedJvm(pb.start(), String.join(" ", cmd));
+    }
+
+    private static void pump(java.io.InputStream s, List<String> sink) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(s, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    sink.add(line);
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        }, "forked-jvm-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Waits until stdout has a line equal to {@code line}; fails with everything printed so far. */
+    public void awaitLine(String line, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (!out.contains(line)) {
+            if (System.nanoTime() > deadline || !process.isAlive() && !out.contains(line)) {
+                if (out.contains(line)) {
+                    return;
+                }
+                throw new AssertionError("no line '" + line + "' from " + description + "\nstdout: " + out + "\nstderr: " + err);
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** Waits for exit (killing the process on timeout) and returns the exit code. */
+    public int await(long timeoutMillis) throws InterruptedException {
+        if (!process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS)) {
+            process.destroyForcibly();
+            process.waitFor(5, TimeUnit.SECONDS);
+            throw new AssertionError("timed out after " + timeoutMillis + " ms: " + description + "\nstdout: " + out + "\nstderr: " + err);
+        }
+        // let the pumps drain
+        for (int i = 0; i < 100; i++) {
+            Thread.sleep(2);
+        }
+        return process.exitValue();
+    }
+
+    public List<String> stdout() {
+        return List.copyOf(out);
+    }
+
+    public List<String> stderr() {
+        return List.copyOf(err);
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    public String describe() {
+        return description + "\nstdout: " + out + "\nstderr: " + err;
+    }
+
+    @Override
+    public void close() {
+        process.destroyForcibly();
+    }
+}

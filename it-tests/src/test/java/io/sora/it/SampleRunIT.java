@@ -1,0 +1,70 @@
+package io.sora.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.TraceEvent;
+import io.sora.trace.TraceReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The foundation's proof: SampleServer/SampleClient print the same lines with the agent as without it,
+ * and the trace holds JSOR's initialisation hooks with return codes and the mt events of the socket calls.
+ */
+class SampleRunIT {
+    @TempDir
+    Path tmp;
+
+    static List<Path> jdks() {
+        return ForkedJvm.jdks();
+    }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void sampleWithAgentAndTracePrintsWhatItPrintsWithout(Path jdk) throws Exception {
+        SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 200, 4096);
+        assertEquals(0, plain.clientExit, plain.describe());
+        assertEquals(0, plain.serverExit, plain.describe());
+
+        Path serverTrace = tmp.resolve("server.json");
+        Path clientTrace = tmp.resolve("client.json");
+        String trace = "trace=iprint=mt+iprint=NET+iprint=JSOR";
+        SamplePair traced = SamplePair.run(jdk,
+                SamplePair.agent(trace, "trace.file=" + serverTrace),
+                SamplePair.agent(trace, "trace.file=" + clientTrace), 200, 4096);
+        assertEquals(0, traced.clientExit, traced.describe());
+        assertEquals(0, traced.serverExit, traced.describe());
+        assertEquals(SamplePair.normalized(plain.server.stdout()), SamplePair.normalized(traced.server.stdout()));
+        assertEquals(SamplePair.normalized(plain.client.stdout()), SamplePair.normalized(traced.client.stdout()));
+        assertEquals(List.of(), traced.client.stderr(), "the agent printed nothing on a healthy run");
+        assertEquals(List.of(), traced.server.stderr());
+
+        for (Path file : List.of(serverTrace, clientTrace)) {
+            assertTrue(Files.size(file) > 0, file + " is empty");
+            List<TraceEvent> events = TraceReader.read(file).events();
+            for (String hook : List.of("RDMA_Init", "initverbs", "initjsor")) {
+                TraceEvent exit = events.stream().filter(e -> e.hook().equals(hook) && e.dir().equals("<"))
+                        .findFirst().orElseThrow(() -> new AssertionError(hook + " exit missing in " + file));
+                assertTrue(exit.rc() != null, hook + " exit without rc in " + file);
+                assertTrue(events.stream().anyMatch(e -> e.hook().equals(hook) && e.dir().equals(">")), hook + " entry missing");
+                assertEquals("JSOR", exit.cat().label());
+            }
+            Set<String> mt = events.stream().filter(e -> e.cat().label().equals("mt"))
+                    .map(e -> e.hook() + e.dir()).collect(Collectors.toSet());
+            assertTrue(mt.contains("java/net/Socket.getInputStream>") && mt.contains("java/net/Socket.getInputStream<"),
+                    "mt events for getInputStream in " + file + ": " + mt);
+            assertTrue(mt.contains("java/net/Socket.close<"), "mt close in " + file + ": " + mt);
+        }
+        List<TraceEvent> client = TraceReader.read(clientTrace).events();
+        assertTrue(client.stream().anyMatch(e -> e.hook().equals("java/net/Socket.connect") && e.dir().equals(">")));
+        List<TraceEvent> server = TraceReader.read(serverTrace).events();
+        assertTrue(server.stream().anyMatch(e -> e.hook().equals("java/net/ServerSocket.accept") && e.dir().equals("<")));
+    }
+}

@@ -1,0 +1,338 @@
+package io.sora.it.semantics;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Socket semantics that must hold identically on every path (netty's testsuite pattern): the same
+ * assertions run over plain TCP ({@link TcpSemanticsTest}, agent attached with no rules) and over
+ * shared memory ({@link ShmSemanticsTest}, agent attached with shm rules for loopback). Each
+ * subclass also proves which path its connections really took.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+abstract class AbstractSocketSemanticsTest {
+    private ServerSocket server;
+    private Socket client;
+    private Socket accepted;
+
+    /** "tcp" or "shm": the path every connection of this suite must be on. */
+    abstract String expectedPath();
+
+    @BeforeEach
+    void connect() throws IOException {
+        server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        accepted = server.accept();
+        assertEquals(expectedPath(), SoraPath.of(client), "client path");
+        assertEquals(expectedPath(), SoraPath.of(accepted), "server path");
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        client.close();
+        accepted.close();
+        server.close();
+    }
+
+    @Test
+    void readReturnsWhatIsThereWithoutWaitingToFillTheBuffer() throws IOException {
+        client.getOutputStream().write(bytes(10, 1));
+        byte[] buf = new byte[1000];
+        int total = 0;
+        InputStream in = accepted.getInputStream();
+        for (int i = 0; i < 10 && total < 10; i++) {
+            int n = in.read(buf, total, buf.length - total);
+            assertTrue(n > 0 && n <= 10 - total, "read returned " + n);
+            total += n;
+        }
+        assertEquals(10, total);
+        assertArrayEquals(bytes(10, 1), java.util.Arrays.copyOf(buf, 10));
+    }
+
+    @Test
+    void zeroLengthReadReturnsZeroAtOnce() throws IOException {
+        assertEquals(0, accepted.getInputStream().read(new byte[8], 3, 0));
+    }
+
+    @Test
+    void singleByteReadAndWrite() throws IOException {
+        client.getOutputStream().write(200);
+        assertEquals(200, accepted.getInputStream().read());
+    }
+
+    @Test
+    void availableCountsBytesReadableWithoutBlocking() throws Exception {
+        InputStream in = accepted.getInputStream();
+        assertEquals(0, in.available());
+        client.getOutputStream().write(bytes(300, 2));
+        int available = 0;
+        for (int i = 0; i < 500 && available < 300; i++) {
+            available = in.available();
+            if (available < 300) {
+                Thread.sleep(10);
+            }
+        }
+        assertEquals(300, available);
+        byte[] buf = new byte[300];
+        readFully(in, buf);
+        assertArrayEquals(bytes(300, 2), buf);
+        assertEquals(0, in.available());
+    }
+
+    @Test
+    void soTimeoutThrowsAndTheStreamStaysUsable() throws IOException {
+        accepted.setSoTimeout(200);
+        InputStream in = accepted.getInputStream();
+        SocketTimeoutException e = assertThrows(SocketTimeoutException.class, () -> in.read(new byte[10]));
+        assertTrue(e.getMessage() != null && !e.getMessage().isEmpty());
+        client.getOutputStream().write(bytes(5, 3));
+        byte[] buf = new byte[5];
+        readFully(in, buf);
+        assertArrayEquals(bytes(5, 3), buf);
+    }
+
+    @Test
+    void shutdownOutputGivesEofWhileTheOtherDirectionWorks() throws IOException {
+        client.getOutputStream().write(bytes(100, 4));
+        client.shutdownOutput();
+        InputStream in = accepted.getInputStream();
+        byte[] buf = new byte[100];
+        readFully(in, buf);
+        assertArrayEquals(bytes(100, 4), buf);
+        assertEquals(-1, in.read());
+        assertEquals(-1, in.read(new byte[10], 0, 10));
+        accepted.getOutputStream().write(bytes(50, 5));
+        byte[] back = new byte[50];
+        readFully(client.getInputStream(), back);
+        assertArrayEquals(bytes(50, 5), back);
+        assertThrows(IOException.class, () -> client.getOutputStream().write(1));
+    }
+
+    @Test
+    void closeByClientGivesEofAtServerAfterTheData() throws IOException {
+        client.getOutputStream().write(bytes(64, 6));
+        client.close();
+        InputStream in = accepted.getInputStream();
+        byte[] buf = new byte[64];
+        readFully(in, buf);
+        assertArrayEquals(bytes(64, 6), buf);
+        assertEquals(-1, in.read());
+    }
+
+    @Test
+    void closeByServerGivesEofAtClient() throws IOException {
+        accepted.getOutputStream().write(bytes(64, 7));
+        accepted.close();
+        InputStream in = client.getInputStream();
+        byte[] buf = new byte[64];
+        readFully(in, buf);
+        assertArrayEquals(bytes(64, 7), buf);
+        assertEquals(-1, in.read());
+    }
+
+    @Test
+    void writingToAClosedPeerFailsWithIOException() throws Exception {
+        accepted.close();
+        OutputStream out = client.getOutputStream();
+        IOException failure = null;
+        for (int i = 0; i < 200 && failure == null; i++) {
+            try {
+                out.write(bytes(1024, 8));
+                Thread.sleep(5);
+            } catch (IOException e) {
+                failure = e;
+            }
+        }
+        assertTrue(failure != null, "writes to a closed peer never failed");
+    }
+
+    @Test
+    void blockedReadReturnsWhenTheLocalSocketIsClosed() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Integer> read = pool.submit(() -> accepted.getInputStream().read(new byte[10]));
+            Thread.sleep(200);
+            accepted.close();
+            Exception e = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof SocketException, "cause " + e.getCause());
+            assertThrows(SocketException.class, () -> accepted.getInputStream());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void blockedReadSeesEofWhenThePeerCloses() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Integer> read = pool.submit(() -> accepted.getInputStream().read(new byte[10]));
+            Thread.sleep(200);
+            client.close();
+            assertEquals(-1, read.get(10, TimeUnit.SECONDS));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void oneReaderAndOneWriterThreadAtOnceInBothDirections() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            int size = 8 << 20;
+            Future<byte[]> c2s = pool.submit(() -> sendRandom(client.getOutputStream(), size, 11));
+            Future<byte[]> s2c = pool.submit(() -> sendRandom(accepted.getOutputStream(), size, 12));
+            Future<byte[]> atServer = pool.submit(() -> receive(accepted.getInputStream(), size));
+            Future<byte[]> atClient = pool.submit(() -> receive(client.getInputStream(), size));
+            assertArrayEquals(c2s.get(), atServer.get());
+            assertArrayEquals(s2c.get(), atClient.get());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aWriteFarLargerThanAnyBufferArrivesWhole() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            byte[] big = new byte[16 << 20];
+            new Random(13).nextBytes(big);
+            Future<byte[]> got = pool.submit(() -> {
+                byte[] b = new byte[big.length];
+                readFully(accepted.getInputStream(), b);
+                return b;
+            });
+            client.getOutputStream().write(big);
+            assertArrayEquals(big, got.get());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void addressesAndPortsAreThoseOfTheTcpConnection() {
+        assertEquals(server.getLocalPort(), client.getPort());
+        assertEquals(server.getLocalPort(), accepted.getLocalPort());
+        assertEquals(client.getLocalPort(), accepted.getPort());
+        assertEquals(InetAddress.getLoopbackAddress(), client.getInetAddress());
+        assertEquals(client.getLocalSocketAddress(), accepted.getRemoteSocketAddress());
+        assertEquals(accepted.getLocalSocketAddress(), client.getRemoteSocketAddress());
+        assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()),
+                client.getRemoteSocketAddress());
+    }
+
+    @Test
+    void manyConnectionsAtOnceFromOneJvm() throws Exception {
+        int n = 64;
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Socket> clients = new ArrayList<>();
+        List<Socket> servers = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                clients.add(new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort()));
+                servers.add(server.accept());
+                assertEquals(expectedPath(), SoraPath.of(clients.get(i)));
+                assertEquals(expectedPath(), SoraPath.of(servers.get(i)));
+            }
+            List<Future<?>> echoes = new ArrayList<>();
+            for (Socket s : servers) {
+                echoes.add(pool.submit(() -> {
+                    byte[] buf = new byte[64 << 10];
+                    readFully(s.getInputStream(), buf);
+                    s.getOutputStream().write(buf);
+                    return null;
+                }));
+            }
+            for (int i = 0; i < n; i++) {
+                byte[] msg = bytes(64 << 10, i);
+                clients.get(i).getOutputStream().write(msg);
+                byte[] back = new byte[msg.length];
+                readFully(clients.get(i).getInputStream(), back);
+                assertArrayEquals(msg, back, "connection " + i);
+            }
+            for (Future<?> f : echoes) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+            for (Socket s : clients) {
+                s.close();
+            }
+            for (Socket s : servers) {
+                s.close();
+            }
+        }
+    }
+
+    static byte[] bytes(int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 7 + seed * 13);
+        }
+        return b;
+    }
+
+    static void readFully(InputStream in, byte[] buf) throws IOException {
+        int off = 0;
+        while (off < buf.length) {
+            int n = in.read(buf, off, buf.length - off);
+            if (n < 0) {
+                throw new IOException("EOF after " + off + " of " + buf.length);
+            }
+            off += n;
+        }
+    }
+
+    private static byte[] sendRandom(OutputStream out, int size, long seed) throws Exception {
+        Random r = new Random(seed);
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        byte[] chunk = new byte[70_000];
+        int sent = 0;
+        while (sent < size) {
+            int n = Math.min(size - sent, 1 + r.nextInt(chunk.length));
+            r.nextBytes(chunk);
+            out.write(chunk, 0, n);
+            md.update(chunk, 0, n);
+            sent += n;
+        }
+        return md.digest();
+    }
+
+    private static byte[] receive(InputStream in, int size) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        byte[] buf = new byte[50_000];
+        int got = 0;
+        while (got < size) {
+            int n = in.read(buf, 0, Math.min(buf.length, size - got));
+            if (n < 0) {
+                throw new IOException("EOF after " + got);
+            }
+            md.update(buf, 0, n);
+            got += n;
+        }
+        return md.digest();
+    }
+}

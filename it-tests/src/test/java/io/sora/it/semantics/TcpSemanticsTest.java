@@ -1,0 +1,9 @@
+package io.sora.it.semantics;
+
+/** The semantics suite over plain TCP, with the agent attached and no rules (byte-for-byte TCP). */
+class TcpSemanticsTest extends AbstractSocketSemanticsTest {
+    @Override
+    String expectedPath() {
+        return "tcp";
+    }
+}
