@@ -1,0 +1,127 @@
+package io.sora.examples.bench;
+
+import java.lang.reflect.InvocationTargetException;
+import java.net.Socket;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What every benchmark child process shares: {@code key=value} arguments, a watchdog that bounds the
+ * child's life, and the check that a socket really is on the path the driver asked for.
+ * Used from the child's main thread only (the watchdog is its own daemon thread).
+ */
+final class ChildArgs {
+    /** Exit code of a child that detected a wrong path, bad data or a timeout. */
+    static final int FAILED = 3;
+
+    private final String program;
+    private final Map<String, String> values = new LinkedHashMap<>();
+
+    private ChildArgs(String program) {
+        this.program = program;
+    }
+
+    /** Parses {@code key=value} words; anything else is an {@link IllegalArgumentException} naming it. */
+    static ChildArgs parse(String program, String[] args) {
+        ChildArgs a = new ChildArgs(program);
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(program + ": argument '" + arg + "' is not key=value");
+            }
+            a.values.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        return a;
+    }
+
+    String get(String key) {
+        String v = values.get(key);
+        if (v == null) {
+            throw new IllegalArgumentException(program + ": missing argument " + key + "=... (got " + values + ")");
+        }
+        return v;
+    }
+
+    long getLong(String key) {
+        String v = get(key);
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(program + ": " + key + "=" + v + " is not a whole number", e);
+        }
+    }
+
+    int getInt(String key) {
+        long v = getLong(key);
+        if (v < 0 || v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(program + ": " + key + "=" + v + " must be between 0 and " + Integer.MAX_VALUE);
+        }
+        return (int) v;
+    }
+
+    /**
+     * Starts a daemon thread that ends this JVM with {@link #FAILED} when {@code timeout=SECONDS}
+     * elapses or the driver process disappears, so no child outlives a killed or hung benchmark.
+     */
+    void startWatchdog() {
+        long deadline = System.nanoTime() + getLong("timeout") * 1_000_000_000L;
+        ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
+        Thread t = new Thread(() -> {
+            while (true) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    fail("timed out after " + get("timeout") + " s");
+                }
+                if (parent != null && !parent.isAlive()) {
+                    fail("the driver process " + parent.pid() + " is gone");
+                }
+            }
+        }, "bench-watchdog");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Prints the reason on stderr and exits with {@link #FAILED}; used for wrong paths and bad data. */
+    void fail(String reason) {
+        System.err.println(program + ": FAILED: " + reason);
+        System.err.flush();
+        System.exit(FAILED);
+    }
+
+    /**
+     * Checks that {@code socket} carries its bytes on {@code path=...} and that the agent is attached
+     * exactly when {@code agent=yes}; fails the child loudly otherwise.
+     */
+    void checkPath(Socket socket) {
+        boolean wantAgent = "yes".equals(get("agent"));
+        String want = get("path");
+        Class<?> bridge;
+        try {
+            bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
+        } catch (ClassNotFoundException e) {
+            bridge = null;
+        }
+        if (wantAgent != (bridge != null)) {
+            fail("agent=" + get("agent") + " but the sora bootstrap bridge is " + (bridge == null ? "absent" : "present"));
+        }
+        String actual = "tcp";
+        if (bridge != null) {
+            try {
+                if (bridge.getMethod("delegate").invoke(null) == null) {
+                    fail("the sora agent is attached but installed no delegate (its start-up failed; see stderr)");
+                }
+                actual = String.valueOf(bridge.getMethod("pathOf", Socket.class).invoke(null, socket));
+            } catch (NoSuchMethodException | IllegalAccessException | InvocationTargetException e) {
+                fail("SoraBridge.pathOf failed: " + e);
+            }
+        }
+        if (!want.equals(actual)) {
+            fail("socket " + socket.getLocalSocketAddress() + " -> " + socket.getRemoteSocketAddress()
+                    + " is on path '" + actual + "', expected '" + want + "'");
+        }
+    }
+}
