@@ -1,0 +1,160 @@
+package io.sora.transport;
+
+import java.io.IOException;
+import java.net.SocketException;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A {@link FastConnection} over any {@link RingMedium}: a {@link RingInputStream} and a
+ * {@link RingOutputStream} on one medium, plus half-close and close. Every medium (shm, rdma) uses
+ * this class, so socket semantics are implemented once.
+ *
+ * <p>Close order: both engines are told first (blocked threads wake and throw), then the medium
+ * publishes {@link RingMedium#CLOSED} (the peer drains, then reads EOF; its writes fail), then the
+ * medium is released.
+ */
+public class RingConnection implements FastConnection {
+    /** System property overriding the spin budget before a blocked read or write sleeps. */
+    public static final String SPIN_PROPERTY = "sora.spin.iterations";
+
+
+    private final long id;
+    private final String path;
+    private final RingMedium medium;
+    private final RingInputStream in;
+    private final RingOutputStream out;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * @param id             from {@link #nextId()}
+     * @param path           the medium's name, {@code "shm"} or {@code "rdma"}
+     * @param spinIterations from {@link #spinIterationsFromSystemProperty()} unless a test says otherwise
+     */
+    public RingConnection(long id, String path, RingMedium medium, SocketHooks hooks, int spinIterations) {
+        this.id = id;
+        this.path = Objects.requireNonNull(path, "path");
+        this.medium = Objects.requireNonNull(medium, "medium");
+        this.in = new RingInputStream(medium, hooks, spinIterations);
+        this.out = new RingOutputStream(medium, hooks, spinIterations);
+        medium.setWaker(new RingMedium.Waker() {
+            @Override
+            public void wakeReader() {
+                in.wake();
+            }
+
+            @Override
+            public void wakeWriter() {
+                out.wake();
+            }
+        });
+    }
+
+    /** A process-unique connection id, shared by every transport (trace events use it). */
+    public static long nextId() {
+        return ConnectionIds.next();
+    }
+
+    /**
+     * {@code -Dsora.spin.iterations}, else a default of about 20-50 µs of spinning on a machine with
+     * more than one CPU online (so a ping-pong between two processes never sleeps) and none on a
+     * single-CPU machine. The machine's CPUs count, not this process's affinity mask: a process pinned
+     * to one CPU ({@code taskset -c 0}) still talks to a peer that may run on another. Each stream
+     * then adapts the budget ({@link AdaptiveSpin}), so two ends pinned to the same CPU stop spinning.
+     */
+    public static int spinIterationsFromSystemProperty() {
+        int fallback = onlineCpus() > 1 ? 2000 : 0;
+        String value = System.getProperty(SPIN_PROPERTY);
+        if (value == null || value.isBlank()) return fallback;
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n < 0) throw new IllegalArgumentException(SPIN_PROPERTY + " must be >= 0: " + value);
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(SPIN_PROPERTY + " must be an integer: " + value, e);
+        }
+    }
+
+    /** CPUs online on the machine (/sys/devices/system/cpu/online, e.g. "0-3,6"), else this JVM's count. */
+    static int onlineCpus() {
+        try {
+            String text = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/devices/system/cpu/online")).trim();
+            int n = 0;
+            for (String part : text.split(",")) {
+                int dash = part.indexOf('-');
+                n += dash < 0 ? 1 : Integer.parseInt(part.substring(dash + 1)) - Integer.parseInt(part.substring(0, dash)) + 1;
+            }
+            return n;
+        } catch (java.io.IOException | RuntimeException e) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String path() {
+        return path;
+    }
+
+    @Override
+    public RingInputStream inputStream() {
+        return in;
+    }
+
+    @Override
+    public RingOutputStream outputStream() {
+        return out;
+    }
+
+    @Override
+    public void shutdownInput() throws IOException {
+        if (closed.get()) throw new SocketException("Socket is closed");
+        in.shutdown();
+    }
+
+    @Override
+    public void shutdownOutput() throws IOException {
+        if (closed.get()) throw new SocketException("Socket is closed");
+        out.shutdown();
+    }
+
+    /** The medium under this connection (for the transport that made it, diagnostics and tests). */
+    public RingMedium medium() {
+        return medium;
+    }
+
+    public boolean isClosed() {
+        return closed.get();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) return;
+        in.closeLocal();
+        out.closeLocal();
+        try {
+            medium.publishFlags(RingMedium.CLOSED);
+        } finally {
+            medium.close();
+        }
+    }
+
+    @Override
+    public long bytesSent() {
+        return out.bytesSent();
+    }
+
+    @Override
+    public long bytesReceived() {
+        return in.bytesReceived();
+    }
+
+    @Override
+    public String toString() {
+        return path + " connection " + id;
+    }
+}

@@ -1,0 +1,233 @@
+package io.sora.transport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The receive half of a fast connection, for any {@link RingMedium}: socket read semantics done once.
+ *
+ * <ul>
+ *   <li>{@code read} blocks until at least one byte is there, then returns what is there (up to
+ *       {@code len}); a zero-length read returns 0 at once.</li>
+ *   <li>{@code SO_TIMEOUT} ({@link SocketHooks#soTimeoutMillis()}, read when about to block) ends a
+ *       wait with {@link SocketTimeoutException}; no byte is lost and the stream stays usable.</li>
+ *   <li>After the peer shut down its output, closed, or died, the bytes already in the ring are
+ *       returned, then -1 forever.</li>
+ *   <li>After {@link #shutdown()} reads return -1 and what the peer sends is discarded.</li>
+ *   <li>After {@link #closeLocal()} reads throw {@code SocketException("Socket closed")}, including
+ *       a read blocked at that moment.</li>
+ * </ul>
+ *
+ * <p>Threading: reads are serialised by a lock (one reader at a time, as {@code NioSocketImpl}
+ * does); {@link #available()}, {@link #shutdown()}, {@link #closeLocal()} and {@link #wake()} may be
+ * called from any thread. Steady-state reads allocate nothing: one copy from the ring to the caller's
+ * array (two when the bytes wrap around the end of the ring).
+ */
+public final class RingInputStream extends InputStream {
+    private static final int EOF_FLAGS = RingMedium.OUTPUT_SHUTDOWN | RingMedium.CLOSED | RingMedium.DEAD;
+    private static final VarHandle CONSUMED;
+    private static final VarHandle DELIVERED;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            CONSUMED = lookup.findVarHandle(RingInputStream.class, "consumed", long.class);
+            DELIVERED = lookup.findVarHandle(RingInputStream.class, "delivered", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final RingMedium medium;
+    private final SocketHooks hooks;
+    private final int capacity;
+    /** Guarded by {@code lock}. */
+    private final AdaptiveSpin spin;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final byte[] single = new byte[1];
+    /** My consumer cursor; written by the lock holder (release), read by {@link #available()}. */
+    private long consumed;
+    /** Bytes handed to the application; written by the lock holder (release). */
+    private long delivered;
+    /** Set once -1 was returned for a peer EOF, so late bytes (a racing close) never resurrect the stream. */
+    private boolean eofReturned;
+    private volatile boolean closed;
+    private volatile boolean inputShutdown;
+    private volatile Thread waiter;
+
+    /**
+     * @param spinIterations how many {@link Thread#onSpinWait()} rounds to try before sleeping
+     */
+    public RingInputStream(RingMedium medium, SocketHooks hooks, int spinIterations) {
+        this.medium = Objects.requireNonNull(medium, "medium");
+        this.hooks = Objects.requireNonNull(hooks, "hooks");
+        if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
+        this.capacity = medium.receiveCapacity();
+        if (capacity <= 0) throw new IllegalArgumentException("receiveCapacity must be > 0: " + capacity);
+        this.spin = new AdaptiveSpin(spinIterations);
+    }
+
+    @Override
+    public int read() throws IOException {
+        // The lock is reentrant: holding it across the inner read keeps the shared one-byte array ours.
+        lock.lock();
+        try {
+            int n = read(single, 0, 1);
+            return n < 0 ? -1 : single[0] & 0xff;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        if (len == 0) return 0;
+        lock.lock();
+        boolean interrupted = false;
+        try {
+            long deadline = 0;      // 0: not yet computed; Long.MAX_VALUE: no timeout
+            int spins = 0;
+            boolean slept = false;
+            for (;;) {
+                if (closed) throw new SocketException("Socket closed");
+                if (inputShutdown || eofReturned) return -1;
+                long c = consumed;
+                long avail = medium.producedByPeer() - c;
+                if (avail > 0) {
+                    if (spins > 0 && !slept) spin.paidOff();
+                    return copyOut(c, b, off, (int) Math.min(len, avail));
+                }
+                if ((medium.peerFlags() & EOF_FLAGS) != 0) {
+                    // Flags are published after the final cursor: re-read it before declaring EOF.
+                    if (medium.producedByPeer() == c) {
+                        eofReturned = true;
+                        return -1;
+                    }
+                    continue;
+                }
+                if (!slept && spins < spin.budget()) {
+                    spins++;
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (!slept) {
+                    slept = true;
+                    spin.sleptAnyway();
+                }
+                if (deadline == 0) deadline = deadline(hooks.soTimeoutMillis());
+                interrupted |= sleep(deadline);
+            }
+        } finally {
+            lock.unlock();
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    private static long deadline(int timeoutMillis) {
+        if (timeoutMillis <= 0) return Long.MAX_VALUE;
+        long d = System.nanoTime() + timeoutMillis * 1_000_000L;
+        return d == 0 || d == Long.MAX_VALUE ? d - 1 : d;
+    }
+
+    /** Parks until woken or the deadline; returns whether an interrupt was swallowed (TCP reads ignore it). */
+    private boolean sleep(long deadline) throws SocketTimeoutException {
+        waiter = Thread.currentThread();
+        medium.announceReaderWaiting(true);
+        try {
+            if (readyOrEnded()) return false;
+            if (deadline == Long.MAX_VALUE) {
+                LockSupport.park(this);
+            } else {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) throw new SocketTimeoutException("Read timed out");
+                LockSupport.parkNanos(this, remaining);
+            }
+            return Thread.interrupted();
+        } finally {
+            medium.announceReaderWaiting(false);
+            waiter = null;
+        }
+    }
+
+    private boolean readyOrEnded() {
+        return closed || inputShutdown || medium.producedByPeer() != consumed
+                || (medium.peerFlags() & EOF_FLAGS) != 0;
+    }
+
+    private int copyOut(long c, byte[] b, int off, int n) {
+        int pos = (int) (c % capacity);
+        int first = Math.min(n, capacity - pos);
+        medium.readRing(pos, b, off, first);
+        if (first < n) medium.readRing(0, b, off + first, n - first);
+        long next = c + n;
+        CONSUMED.setRelease(this, next);
+        DELIVERED.setRelease(this, delivered + n);
+        medium.publishConsumed(next);
+        return n;
+    }
+
+    /** Bytes readable now without blocking; 0 after shutdown or at EOF. */
+    @Override
+    public int available() throws IOException {
+        if (closed) throw new SocketException("Socket closed");
+        if (inputShutdown) return 0;
+        long avail = medium.producedByPeer() - (long) CONSUMED.getAcquire(this);
+        return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
+    }
+
+    /** Closes the whole socket, as closing a socket's stream does on TCP. */
+    @Override
+    public void close() throws IOException {
+        hooks.closeSocket();
+    }
+
+    /** Bytes returned to the application so far. */
+    public long bytesReceived() {
+        return (long) DELIVERED.getAcquire(this);
+    }
+
+    /**
+     * Half-close of the receive side: reads return -1 from now on, what is in the ring and what the
+     * peer sends later is discarded (credits keep flowing, so the peer never blocks). Idempotent.
+     */
+    public void shutdown() {
+        if (inputShutdown) return;
+        inputShutdown = true;
+        medium.publishFlags(RingMedium.INPUT_SHUTDOWN);
+        wake();
+        // A blocked reader saw the flag and left, so the lock is free within a wake-up.
+        lock.lock();
+        try {
+            if (closed) return;
+            long p = medium.producedByPeer();
+            CONSUMED.setRelease(this, p);
+            medium.publishConsumed(p);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean isShutdown() {
+        return inputShutdown;
+    }
+
+    /** Local close: a blocked or later read throws {@code SocketException("Socket closed")}. */
+    public void closeLocal() {
+        closed = true;
+        wake();
+    }
+
+    /** Unparks the reader if it sleeps; safe to call at any time from any thread. */
+    public void wake() {
+        Thread t = waiter;
+        if (t != null) LockSupport.unpark(t);
+    }
+}

@@ -1,0 +1,116 @@
+package io.sora.transport;
+
+/**
+ * The medium under one fast connection: two rings and the cursors and flags that go with them. The
+ * stream engines ({@link RingInputStream}, {@link RingOutputStream}) implement every socket semantic
+ * once on top of this interface; a medium only moves bytes and publishes state.
+ *
+ * <h2>Model</h2>
+ * Each side owns a <em>receive ring</em> of {@link #receiveCapacity()} bytes that only the peer
+ * writes into, and writes into the peer's receive ring ({@link #sendCapacity()} bytes). Positions
+ * are monotonic byte counts since the connection began ({@code long}, never wrapping in practice);
+ * the ring offset of position {@code p} is {@code p % capacity}. The producer cursor says how many
+ * bytes the writer has put into a ring, the consumer cursor how many the reader has taken out
+ * (so {@code capacity - (produced - consumed)} bytes of the ring are free: the writer's credits).
+ *
+ * <ul>
+ *   <li>shm: both rings, all cursors and all flags live in one mapped segment; publishing is a
+ *       release store, reading an acquire load.</li>
+ *   <li>rdma: {@link #writeRing} is an RDMA WRITE into the peer's registered ring and
+ *       {@link #publishProduced} its immediate data; consumed cursors and flags travel back as small
+ *       messages, so the local copies of the peer's values may lag but never run ahead.</li>
+ * </ul>
+ *
+ * <h2>Waiting</h2>
+ * An engine that finds nothing to do spins briefly, then announces it is about to sleep
+ * ({@link #announceReaderWaiting}/{@link #announceWriterWaiting} with {@code true}), which must act
+ * as a full fence; it then re-checks its condition and parks. The medium, for its part, after every
+ * publish that could end the peer's wait, must fence, look at the peer's announcement and, if the
+ * peer is waiting, make sure the peer's {@link Waker} is called (shm: a one-byte doorbell over the
+ * control channel; rdma: the completion of the WRITE WITH IMMEDIATE or the credit message). This
+ * Dekker-style handshake means no wake-up is lost and an idle connection costs no CPU.
+ *
+ * <h2>Threading</h2>
+ * Receive methods are called by one reader thread at a time, send methods by one writer thread at a
+ * time, {@link #publishFlags} and {@link #close} from any thread. {@link Waker} methods are called
+ * from the medium's own thread (doorbell selector, completion thread). Data-path methods must not
+ * allocate.
+ */
+public interface RingMedium {
+    /** Flag: this side will write no more bytes; its producer cursor is final. */
+    int OUTPUT_SHUTDOWN = 1;
+    /** Flag: this side discards whatever arrives; a writer may drop its bytes instead of sending them. */
+    int INPUT_SHUTDOWN = 2;
+    /** Flag: this side closed the connection (implies both shutdowns). */
+    int CLOSED = 4;
+    /** Flag (peer only, set by the medium): the peer vanished without closing, e.g. its process died. */
+    int DEAD = 8;
+
+    /** Called by the medium when the peer may have changed something a waiting engine looks at. */
+    interface Waker {
+        /** New bytes, a flag, or peer death: the local reader should re-check. */
+        void wakeReader();
+
+        /** New credits, a flag, or peer death: the local writer should re-check. */
+        void wakeWriter();
+    }
+
+    /** Installs the waker; called once by the connection before any stream is used. */
+    void setWaker(Waker waker);
+
+    // ---- receive direction: my ring, written by the peer ----
+
+    /** Size in bytes of the ring this side reads from. */
+    int receiveCapacity();
+
+    /** The peer's producer cursor into my ring (acquire: the bytes below it are visible). */
+    long producedByPeer();
+
+    /** Copies {@code len} bytes from my ring at {@code ringOffset} (no wrap: the engine splits). */
+    void readRing(int ringOffset, byte[] dst, int dstOffset, int len);
+
+    /** Publishes my consumer cursor (release), returning credits; wakes the peer's writer if it waits. */
+    void publishConsumed(long consumed);
+
+    // ---- send direction: the peer's ring, written by me ----
+
+    /** Size in bytes of the peer's ring that this side writes into. */
+    int sendCapacity();
+
+    /** The peer's consumer cursor of its ring (acquire): my credits. */
+    long consumedByPeer();
+
+    /** Copies {@code len} bytes into the peer's ring at {@code ringOffset} (no wrap: the engine splits). */
+    void writeRing(int ringOffset, byte[] src, int srcOffset, int len);
+
+    /**
+     * Publishes my producer cursor (release, after the bytes below it are in place); wakes the peer's
+     * reader if it waits. On return the bytes are visible to the peer.
+     */
+    void publishProduced(long produced);
+
+    // ---- state ----
+
+    /** The peer's flags ({@link #OUTPUT_SHUTDOWN}, {@link #INPUT_SHUTDOWN}, {@link #CLOSED}, {@link #DEAD}); acquire. */
+    int peerFlags();
+
+    /** ORs {@code flags} into my published flags (release) and wakes both of the peer's threads. */
+    void publishFlags(int flags);
+
+    /**
+     * Announces that the local reader is about to sleep ({@code true}, followed by a full fence) or
+     * has stopped sleeping ({@code false}).
+     */
+    void announceReaderWaiting(boolean waiting);
+
+    /** As {@link #announceReaderWaiting}, for the local writer waiting for credits. */
+    void announceWriterWaiting(boolean waiting);
+
+    /**
+     * Releases the medium (control channel, mappings, registrations). Called once, after
+     * {@link #publishFlags} with {@link #CLOSED}; the engines no longer touch the rings afterwards
+     * except for threads still returning from a call, so memory a thread might still read must stay
+     * valid until it is unreachable.
+     */
+    void close();
+}

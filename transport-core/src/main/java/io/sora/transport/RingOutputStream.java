@@ -1,0 +1,213 @@
+package io.sora.transport;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.SocketException;
+import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The send half of a fast connection, for any {@link RingMedium}: socket write semantics done once.
+ *
+ * <ul>
+ *   <li>{@code write} returns when every byte is in the peer's ring, blocking for credits while the
+ *       ring is full; writes larger than the ring go in pieces. Each write is visible to the peer on
+ *       return, so {@link #flush()} has nothing to do.</li>
+ *   <li>After {@link #shutdown()} the peer reads the bytes written so far, then EOF; a later write
+ *       throws {@code SocketException("Socket output is shutdown")}.</li>
+ *   <li>A peer that closed gives {@code SocketException("Broken pipe")}, one that died
+ *       {@code SocketException("Connection reset by peer")}, also to a writer blocked for credits.
+ *       A peer that shut down its input accepts and discards (as TCP does).</li>
+ *   <li>After {@link #closeLocal()} writes throw {@code SocketException("Socket closed")}, including
+ *       a write blocked at that moment.</li>
+ * </ul>
+ *
+ * <p>Threading: writes are serialised by a lock (one writer at a time); {@link #shutdown()},
+ * {@link #closeLocal()} and {@link #wake()} may be called from any thread. Steady-state writes
+ * allocate nothing: one copy from the caller's array into the ring (two at the wrap-around).
+ */
+public final class RingOutputStream extends OutputStream {
+    /** Peer flags that end a wait for credits (the peer's own half-close does not). */
+    private static final int STOP_FLAGS = RingMedium.CLOSED | RingMedium.DEAD | RingMedium.INPUT_SHUTDOWN;
+    private static final VarHandle SENT;
+
+    static {
+        try {
+            SENT = MethodHandles.lookup().findVarHandle(RingOutputStream.class, "sent", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final RingMedium medium;
+    private final SocketHooks hooks;
+    private final int capacity;
+    /** Guarded by {@code lock}. */
+    private final AdaptiveSpin spin;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final byte[] single = new byte[1];
+    /** My producer cursor into the peer's ring; only the lock holder touches it. */
+    private long produced;
+    /** Bytes accepted from the application (release store by the lock holder). */
+    private long sent;
+    private volatile boolean closed;
+    private volatile boolean outputShutdown;
+    private volatile Thread waiter;
+
+    /** @param spinIterations how many {@link Thread#onSpinWait()} rounds to try before sleeping */
+    public RingOutputStream(RingMedium medium, SocketHooks hooks, int spinIterations) {
+        this.medium = Objects.requireNonNull(medium, "medium");
+        this.hooks = Objects.requireNonNull(hooks, "hooks");
+        if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
+        this.capacity = medium.sendCapacity();
+        if (capacity <= 0) throw new IllegalArgumentException("sendCapacity must be > 0: " + capacity);
+        this.spin = new AdaptiveSpin(spinIterations);
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+        lock.lock();
+        try {
+            single[0] = (byte) b;
+            write(single, 0, 1);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        lock.lock();
+        boolean interrupted = false;
+        try {
+            ensureWritable();
+            int spins = 0;
+            boolean slept = false;
+            while (len > 0) {
+                ensureWritable();
+                int peer = medium.peerFlags();
+                if ((peer & (RingMedium.CLOSED | RingMedium.DEAD)) != 0) throw peerGone(peer);
+                if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
+                    // The peer discards everything it receives: accept the bytes and drop them.
+                    SENT.setRelease(this, sent + len);
+                    return;
+                }
+                long free = capacity - (produced - medium.consumedByPeer());
+                if (free > 0) {
+                    int n = (int) Math.min(free, len);
+                    if (spins > 0 && !slept) spin.paidOff();
+                    copyIn(b, off, n);
+                    off += n;
+                    len -= n;
+                    spins = 0;
+                    slept = false;
+                } else if (!slept && spins < spin.budget()) {
+                    spins++;
+                    Thread.onSpinWait();
+                } else {
+                    if (!slept) {
+                        slept = true;
+                        spin.sleptAnyway();
+                    }
+                    interrupted |= sleep();
+                }
+            }
+        } finally {
+            lock.unlock();
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    private void copyIn(byte[] b, int off, int n) {
+        long p = produced;
+        int pos = (int) (p % capacity);
+        int first = Math.min(n, capacity - pos);
+        medium.writeRing(pos, b, off, first);
+        if (first < n) medium.writeRing(0, b, off + first, n - first);
+        produced = p + n;
+        medium.publishProduced(p + n);
+        SENT.setRelease(this, sent + n);
+    }
+
+    private void ensureWritable() throws SocketException {
+        if (closed) throw new SocketException("Socket closed");
+        if (outputShutdown) throw new SocketException("Socket output is shutdown");
+    }
+
+    private static SocketException peerGone(int peerFlags) {
+        return (peerFlags & RingMedium.DEAD) != 0
+                ? new SocketException("Connection reset by peer")
+                : new SocketException("Broken pipe");
+    }
+
+    /** Parks until credits, a flag, a local close or shutdown; returns whether an interrupt was swallowed. */
+    private boolean sleep() {
+        waiter = Thread.currentThread();
+        medium.announceWriterWaiting(true);
+        try {
+            if (closed || outputShutdown
+                    || produced - medium.consumedByPeer() < capacity
+                    || (medium.peerFlags() & STOP_FLAGS) != 0) {
+                return false;
+            }
+            LockSupport.park(this);
+            return Thread.interrupted();
+        } finally {
+            medium.announceWriterWaiting(false);
+            waiter = null;
+        }
+    }
+
+    /** Nothing to do: every write is already visible to the peer. */
+    @Override
+    public void flush() throws IOException {
+        if (closed) throw new SocketException("Socket closed");
+    }
+
+    /** Closes the whole socket, as closing a socket's stream does on TCP. */
+    @Override
+    public void close() throws IOException {
+        hooks.closeSocket();
+    }
+
+    /** Bytes accepted from the application so far. */
+    public long bytesSent() {
+        return (long) SENT.getAcquire(this);
+    }
+
+    /**
+     * Half-close of the send side: waits for a write in progress to leave (a blocked one is woken and
+     * fails), then publishes {@link RingMedium#OUTPUT_SHUTDOWN} after the final cursor. Idempotent.
+     */
+    public void shutdown() {
+        if (outputShutdown) return;
+        outputShutdown = true;
+        wake();
+        lock.lock();
+        try {
+            if (!closed) medium.publishFlags(RingMedium.OUTPUT_SHUTDOWN);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean isShutdown() {
+        return outputShutdown;
+    }
+
+    /** Local close: a blocked or later write throws {@code SocketException("Socket closed")}. */
+    public void closeLocal() {
+        closed = true;
+        wake();
+    }
+
+    /** Unparks the writer if it sleeps; safe to call at any time from any thread. */
+    public void wake() {
+        Thread t = waiter;
+        if (t != null) LockSupport.unpark(t);
+    }
+}

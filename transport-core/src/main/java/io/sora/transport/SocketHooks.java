@@ -1,0 +1,16 @@
+package io.sora.transport;
+
+import java.io.IOException;
+
+/**
+ * What a fast connection needs from the application's {@code java.net.Socket}: its current
+ * {@code SO_TIMEOUT} (read at each blocking wait, so {@code setSoTimeout} takes effect at once) and a
+ * way to close it (closing either stream of a socket closes the socket, as on TCP).
+ */
+public interface SocketHooks {
+    /** The socket's SO_TIMEOUT in milliseconds, 0 meaning wait forever. */
+    int soTimeoutMillis() throws IOException;
+
+    /** Closes the application socket (which in turn closes the fast connection). */
+    void closeSocket() throws IOException;
+}

@@ -1,0 +1,197 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The stream engines over an in-memory medium: the socket semantics, without shared memory or sockets. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RingStreamsTest {
+    private final TestHooks hooksA = new TestHooks();
+    private final TestHooks hooksB = new TestHooks();
+    private HeapRingMedium[] media;
+    private RingConnection a;
+    private RingConnection b;
+
+    private final java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "ring-test");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private void open(int ringOfA, int ringOfB, int spins) {
+        media = HeapRingMedium.pair(ringOfA, ringOfB);
+        a = new RingConnection(RingConnection.nextId(), "heap", media[0], hooksA, spins);
+        b = new RingConnection(RingConnection.nextId(), "heap", media[1], hooksB, spins);
+        hooksA.connection = a;
+        hooksB.connection = b;
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] data = new byte[n];
+        new Random(seed).nextBytes(data);
+        return data;
+    }
+
+    private static byte[] readExactly(InputStream in, int n) throws IOException {
+        byte[] out = new byte[n];
+        int got = 0;
+        while (got < n) {
+            int r = in.read(out, got, n - got);
+            if (r < 0) throw new IOException("EOF after " + got + " of " + n);
+            got += r;
+        }
+        return out;
+    }
+
+    @Test
+    void readReturnsWhatIsThereWithoutWaitingToFill() throws IOException {
+        open(64, 64, 10);
+        a.outputStream().write(new byte[] {1, 2, 3});
+        byte[] buf = new byte[50];
+        assertEquals(3, b.inputStream().read(buf, 0, 50));
+        assertArrayEquals(new byte[] {1, 2, 3}, Arrays.copyOf(buf, 3));
+        assertEquals(0, b.inputStream().read(buf, 0, 0));
+        a.outputStream().write(200);
+        assertEquals(1, b.inputStream().available());
+        assertEquals(200, b.inputStream().read());
+        assertEquals(0, b.inputStream().available());
+        assertEquals(4, a.bytesSent());
+        assertEquals(4, b.bytesReceived());
+    }
+
+    @Test
+    void wrapAroundAtEveryOffset() throws IOException {
+        int ring = 16;
+        open(ring, ring, 10);
+        long seed = 1;
+        // Sizes: below, exactly, and one over the room left before the ring's end, at every offset.
+        for (int start = 0; start < ring; start++) {
+            for (int size = 1; size <= ring; size++) {
+                byte[] data = random(size, seed++);
+                a.outputStream().write(data);
+                assertArrayEquals(data, readExactly(b.inputStream(), size), "offset " + start + " size " + size);
+            }
+            a.outputStream().write(new byte[1]);
+            readExactly(b.inputStream(), 1);
+        }
+    }
+
+    @Test
+    void writeLargerThanTheRingIsChunked() throws Exception {
+        open(1000, 1000, 10);
+        byte[] data = random(1 << 20, 7);
+        Future<byte[]> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                return readExactly(b.inputStream(), data.length);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, pool);
+        a.outputStream().write(data);
+        assertArrayEquals(data, reader.get(20, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void soTimeoutThrowsAndLosesNothing() throws IOException {
+        open(64, 64, 10);
+        hooksB.soTimeout = 50;
+        SocketTimeoutException e = assertThrows(SocketTimeoutException.class, () -> b.inputStream().read(new byte[8]));
+        assertEquals("Read timed out", e.getMessage());
+        a.outputStream().write(new byte[] {9, 8});
+        assertEquals(9, b.inputStream().read());
+        assertEquals(8, b.inputStream().read());
+    }
+
+    @Test
+    void shutdownOutputGivesEofAfterTheBytesAndKeepsTheOtherDirection() throws IOException {
+        open(64, 64, 10);
+        a.outputStream().write(new byte[] {1, 2});
+        a.shutdownOutput();
+        byte[] buf = new byte[8];
+        assertEquals(2, b.inputStream().read(buf));
+        assertEquals(-1, b.inputStream().read(buf));
+        assertEquals(-1, b.inputStream().read());
+        b.outputStream().write(new byte[] {5});
+        assertEquals(5, a.inputStream().read());
+        SocketException e = assertThrows(SocketException.class, () -> a.outputStream().write(1));
+        assertEquals("Socket output is shutdown", e.getMessage());
+    }
+
+    @Test
+    void shutdownInputDiscardsAndNeverBlocksThePeer() throws IOException {
+        open(64, 64, 10);
+        a.outputStream().write(new byte[40]);
+        b.shutdownInput();
+        assertEquals(-1, b.inputStream().read());
+        assertEquals(0, b.inputStream().available());
+        a.outputStream().write(new byte[10_000]); // far more than the ring: must not block
+        b.outputStream().write(new byte[] {3});
+        assertEquals(3, a.inputStream().read());
+    }
+
+    @Test
+    void closeWakesBlockedReaderAndPeerDrainsThenEof() throws Exception {
+        open(64, 64, 10);
+        Future<Integer> blocked = CompletableFuture.supplyAsync(() -> {
+            try {
+                return a.inputStream().read(new byte[4]);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, pool);
+        a.outputStream().write(new byte[] {1, 2, 3});
+        awaitWaiting(blocked);
+        a.inputStream().close(); // a stream's close closes the socket
+        ExecutionException e = assertThrows(ExecutionException.class, () -> blocked.get(10, TimeUnit.SECONDS));
+        assertEquals("Socket closed", e.getCause().getCause().getMessage());
+        assertTrue(a.isClosed());
+        a.close();
+        assertEquals(1, media[0].closeCalls.get());
+        assertEquals(3, readExactly(b.inputStream(), 3).length);
+        assertEquals(-1, b.inputStream().read());
+        SocketException w = assertThrows(SocketException.class, () -> b.outputStream().write(1));
+        assertEquals("Broken pipe", w.getMessage());
+        assertThrows(SocketException.class, () -> a.inputStream().read());
+        assertThrows(SocketException.class, () -> a.outputStream().write(1));
+    }
+
+    @Test
+    void peerDeathDrainsReaderAndResetsBlockedWriter() throws Exception {
+        open(64, 64, 10);
+        b.outputStream().write(new byte[] {7});
+        Future<Void> writer = CompletableFuture.runAsync(() -> {
+            try {
+                a.outputStream().write(new byte[1000]);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, pool);
+        awaitWaiting(writer);
+        media[0].peerDied();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> writer.get(10, TimeUnit.SECONDS));
+        assertEquals("Connection reset by peer", e.getCause().getCause().getMessage());
+        assertEquals(7, a.inputStream().read());
+        assertEquals(-1, a.inputStream().read());
+    }
+
+    /** Waits (bounded) until the future's thread is parked in the engine, i.e. truly blocked. */
+    private static void awaitWaiting(Future<?> f) throws InterruptedException {
+        for (int i = 0; i < 30 && !f.isDone(); i++) Thread.sleep(10);
+        assertTrue(!f.isDone(), "operation should still be blocked");
+    }
+}

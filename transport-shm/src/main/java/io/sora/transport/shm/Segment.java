@@ -1,0 +1,147 @@
+package io.sora.transport.shm;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * One connection's shared memory: a header, then the client-to-server ring, then the
+ * server-to-client ring. Every field below the rings has one writer; fields written by different
+ * sides or threads sit on separate 64-byte cache lines (cursors) so the two processes do not fight
+ * over lines. Native byte order: both ends are on the same host.
+ *
+ * <pre>
+ * offset  size  field                       written by
+ *      0     8  magic "SORA-SHM"             server, at creation
+ *      8     4  version (1)                  server
+ *     12     4  header size (512)            server
+ *     16     4  client-to-server ring size   server
+ *     20     4  server-to-client ring size   server
+ *     24    16  secret (128 random bits)     server
+ *     64     8  c2s producer cursor          client
+ *    128     8  c2s consumer cursor          server
+ *    192     8  s2c producer cursor          server
+ *    256     8  s2c consumer cursor          client
+ *    320     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
+ *    324     4  client reader waiting        client reader
+ *    328     4  client writer waiting        client writer
+ *    384     4  server flags                 server
+ *    388     4  server reader waiting        server reader
+ *    392     4  server writer waiting        server writer
+ *    512     n  c2s ring
+ *  512+n     m  s2c ring
+ * </pre>
+ */
+final class Segment {
+    static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
+    static final int VERSION = 1;
+    static final int HEADER_SIZE = 512;
+    static final int SECRET_SIZE = 16;
+    /** Largest ring accepted from a peer's request: 256 MiB. */
+    static final int MAX_RING = 256 << 20;
+
+    static final int OFF_MAGIC = 0;
+    static final int OFF_VERSION = 8;
+    static final int OFF_HEADER_SIZE = 12;
+    static final int OFF_RING_C2S = 16;
+    static final int OFF_RING_S2C = 20;
+    static final int OFF_SECRET = 24;
+    static final int OFF_C2S_PRODUCED = 64;
+    static final int OFF_C2S_CONSUMED = 128;
+    static final int OFF_S2C_PRODUCED = 192;
+    static final int OFF_S2C_CONSUMED = 256;
+    static final int OFF_CLIENT_STATE = 320;
+    static final int OFF_SERVER_STATE = 384;
+    /** Within a side's state line. */
+    static final int FLAGS = 0;
+    static final int READER_WAITING = 4;
+    static final int WRITER_WAITING = 8;
+
+    static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    final Path path;
+    final MappedByteBuffer buffer;
+    final int ringC2S;
+    final int ringS2C;
+
+    private Segment(Path path, MappedByteBuffer buffer, int ringC2S, int ringS2C) {
+        this.path = path;
+        this.buffer = buffer;
+        this.ringC2S = ringC2S;
+        this.ringS2C = ringS2C;
+    }
+
+    static long sizeFor(int ringC2S, int ringS2C) {
+        return (long) HEADER_SIZE + ringC2S + ringS2C;
+    }
+
+    static void checkRing(String what, int size) throws IOException {
+        if (size <= 0 || size > MAX_RING) {
+            throw new IOException(what + " ring size must be between 1 and " + MAX_RING + ": " + size);
+        }
+    }
+
+    /**
+     * Creates the file with mode 0600 from the start (never wider, not even for a moment), sizes and
+     * maps it, and writes the header. The file descriptor is closed; the mapping stays.
+     */
+    static Segment create(Path path, int ringC2S, int ringS2C, byte[] secret) throws IOException {
+        checkRing("client-to-server", ringC2S);
+        checkRing("server-to-client", ringS2C);
+        if (secret.length != SECRET_SIZE) throw new IllegalArgumentException("secret must be 16 bytes: " + secret.length);
+        Set<StandardOpenOption> opts = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        MappedByteBuffer buf;
+        try (FileChannel ch = FileChannel.open(path, opts,
+                PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
+            // Mapping past the end grows the file; on tmpfs pages are only allocated when touched.
+            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, sizeFor(ringC2S, ringS2C));
+        }
+        buf.order(ByteOrder.nativeOrder());
+        buf.putInt(OFF_VERSION, VERSION);
+        buf.putInt(OFF_HEADER_SIZE, HEADER_SIZE);
+        buf.putInt(OFF_RING_C2S, ringC2S);
+        buf.putInt(OFF_RING_S2C, ringS2C);
+        buf.put(OFF_SECRET, secret, 0, SECRET_SIZE);
+        LONGS.setRelease(buf, OFF_MAGIC, MAGIC);
+        return new Segment(path, buf, ringC2S, ringS2C);
+    }
+
+    /** Maps an offered segment and checks magic, version, sizes and secret against the offer. */
+    static Segment map(Path path, int ringC2S, int ringS2C, byte[] secret) throws IOException {
+        checkRing("client-to-server", ringC2S);
+        checkRing("server-to-client", ringS2C);
+        long size = sizeFor(ringC2S, ringS2C);
+        MappedByteBuffer buf;
+        // NOFOLLOW_LINKS: a planted symbolic link must not make us map some other file.
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS)) {
+            if (ch.size() != size) throw new IOException(path + " has " + ch.size() + " bytes, offer says " + size);
+            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+        }
+        buf.order(ByteOrder.nativeOrder());
+        long magic = (long) LONGS.getAcquire(buf, OFF_MAGIC);
+        if (magic != MAGIC) throw new IOException(path + ": bad magic 0x" + Long.toHexString(magic));
+        int version = buf.getInt(OFF_VERSION);
+        if (version != VERSION) throw new IOException(path + ": version " + version + ", expected " + VERSION);
+        if (buf.getInt(OFF_HEADER_SIZE) != HEADER_SIZE || buf.getInt(OFF_RING_C2S) != ringC2S
+                || buf.getInt(OFF_RING_S2C) != ringS2C) {
+            throw new IOException(path + ": header sizes do not match the offer");
+        }
+        byte[] stored = new byte[SECRET_SIZE];
+        buf.get(OFF_SECRET, stored, 0, SECRET_SIZE);
+        if (!MessageDigest.isEqual(stored, secret)) throw new IOException(path + ": secret does not match the offer");
+        return new Segment(path, buf, ringC2S, ringS2C);
+    }
+}

@@ -1,0 +1,128 @@
+package io.sora.transport.shm;
+
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.RingConnection;
+import io.sora.transport.SocketHooks;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The client half of pairing: HELLO, then OFFER or NO within {@code fallbackWait}, then map, verify
+ * and COMMIT. Any failure is a {@link PairingResult.Fallback} with its reason; once the rendezvous is
+ * closed without COMMIT, the server releases its side and treats the connection as TCP too.
+ */
+final class ShmClient {
+    private final ShmDirectory dir;
+    private final Tracer tracer;
+    private final int spinIterations;
+
+    ShmClient(ShmDirectory dir, Tracer tracer, int spinIterations) {
+        this.dir = dir;
+        this.tracer = tracer;
+        this.spinIterations = spinIterations;
+    }
+
+    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+        long deadline = System.nanoTime() + options.fallbackWait().toNanos();
+        Path sock = dir.socketPath(key.server().getPort());
+        if (!Files.exists(sock)) return new PairingResult.Fallback("no sora listener at " + sock);
+        SocketChannel ch;
+        try {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        } catch (IOException | UnsupportedOperationException e) {
+            return new PairingResult.Fallback("cannot open a Unix-domain socket: " + e.getMessage());
+        }
+        boolean keep = false;
+        try {
+            try {
+                ch.connect(UnixDomainSocketAddress.of(sock));
+            } catch (IOException e) {
+                return new PairingResult.Fallback("no sora listener at " + sock + " (" + e.getMessage() + ")");
+            }
+            PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
+            ch.configureBlocking(false);
+            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(key, options.receiveBufferSize())));
+            Wire.Message reply = readReply(ch, deadline);
+            if (reply == null) {
+                return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+            }
+            if (reply instanceof Wire.No no) return new PairingResult.Fallback(no.reason());
+            if (!(reply instanceof Wire.Offer offer)) {
+                return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
+            }
+            PairingResult r = accept(key, offer, options, ch, hooks);
+            keep = r instanceof PairingResult.Paired;
+            return r;
+        } catch (IOException | RuntimeException e) {
+            return new PairingResult.Fallback("shm pairing failed: " + e.getMessage());
+        } finally {
+            if (!keep) closeQuietly(ch); // the server sees EOF before COMMIT and releases its side
+        }
+    }
+
+    private PairingResult accept(ConnectionKey key, Wire.Offer offer, PairingOptions options, SocketChannel ch,
+                                 SocketHooks hooks) throws IOException {
+        if (offer.ringS2C() != options.receiveBufferSize()) {
+            return new PairingResult.Fallback("offer has a " + offer.ringS2C() + "-byte receive ring, asked for "
+                    + options.receiveBufferSize());
+        }
+        Path segPath = Path.of(offer.segmentPath());
+        if (!segPath.getParent().equals(dir.path())) {
+            return new PairingResult.Fallback("offered segment " + segPath + " is outside " + dir.path());
+        }
+        Segment seg;
+        try {
+            seg = Segment.map(segPath, offer.ringC2S(), offer.ringS2C(), offer.secret());
+        } catch (IOException e) {
+            return new PairingResult.Fallback("shm segment refused: " + e.getMessage());
+        }
+        long id = RingConnection.nextId();
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null,
+                    segPath + " c2s=" + offer.ringC2S() + " s2c=" + offer.ringS2C() + " server_conn="
+                            + offer.serverConnectionId() + " key=" + key);
+        }
+        ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null);
+        RingConnection conn = new RingConnection(id, "shm", medium, hooks, spinIterations);
+        ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
+        DoorbellLoop.get().register(ch, medium);
+        return new PairingResult.Paired(conn);
+    }
+
+    /** Reads one frame before the deadline; null on timeout. */
+    private static Wire.Message readReply(SocketChannel ch, long deadline) throws IOException {
+        ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
+        try (Selector sel = Selector.open()) {
+            ch.register(sel, SelectionKey.OP_READ);
+            for (;;) {
+                if (ch.read(acc) < 0) throw new IOException("shm listener closed the rendezvous without a reply");
+                Wire.Message m = Wire.tryDecode(acc);
+                if (m != null) return m;
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return null;
+                sel.select(Math.max(1, left / 1_000_000L));
+                sel.selectedKeys().clear();
+            }
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // nothing left to release
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package io.sora.transport.shm;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Set;
+
+/**
+ * The private per-user directory {@code <dir>/sora-<user>} (mode 0700) holding the rendezvous
+ * sockets {@code port-<port>.sock} and the short-lived segment files {@code seg-<pid>-<random>}.
+ *
+ * <p>A directory that exists but is a symbolic link, not a directory, owned by someone else or open
+ * to group or others is refused: in a world-writable parent like {@code /dev/shm} another user could
+ * have planted it. Thread-safe (immutable).
+ */
+final class ShmDirectory {
+    static final Set<PosixFilePermission> OWNER_ONLY_DIR = PosixFilePermissions.fromString("rwx------");
+    static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final Path parent;
+    private final Path path;
+
+    ShmDirectory(Path parent) {
+        this.parent = parent;
+        this.path = parent.resolve("sora-" + sanitize(System.getProperty("user.name", "unknown")));
+    }
+
+    /** User names can hold characters a file name should not; keep a safe subset. */
+    static String sanitize(String user) {
+        StringBuilder sb = new StringBuilder(user.length());
+        for (char c : user.toCharArray()) {
+            sb.append(Character.isLetterOrDigit(c) || c == '.' || c == '_' || c == '-' ? c : '_');
+        }
+        return sb.length() == 0 ? "unknown" : sb.toString();
+    }
+
+    Path path() {
+        return path;
+    }
+
+    /** Creates the directory with mode 0700 if missing, then checks it is ours and private. */
+    Path ensure() throws IOException {
+        if (!Files.isDirectory(parent)) {
+            throw new IOException("shm directory " + parent + " does not exist or is not a directory (set -Dsora.shm.dir)");
+        }
+        try {
+            Files.createDirectory(path, PosixFilePermissions.asFileAttribute(OWNER_ONLY_DIR));
+        } catch (FileAlreadyExistsException e) {
+            // checked below
+        }
+        PosixFileAttributes attrs = Files.readAttributes(path, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        if (!attrs.isDirectory()) throw new IOException(path + " exists and is not a directory");
+        String owner = attrs.owner().getName();
+        String me = currentUser();
+        if (!owner.equals(me)) throw new IOException(path + " is owned by " + owner + ", not by " + me);
+        if (!attrs.permissions().equals(OWNER_ONLY_DIR)) {
+            throw new IOException(path + " has mode " + PosixFilePermissions.toString(attrs.permissions())
+                    + ", expected rwx------");
+        }
+        if (!Files.isWritable(path)) throw new IOException(path + " is not writable");
+        return path;
+    }
+
+    /**
+     * The name of the user this process runs as, in the same form as file owners and
+     * {@code SO_PEERCRED} principals (both come from the uid), which {@code user.name} may not be.
+     */
+    static String currentUser() throws IOException {
+        String u = currentUser;
+        if (u == null) {
+            Path self = Path.of("/proc/self");
+            if (Files.exists(self)) {
+                u = Files.getOwner(self).getName(); // /proc/<pid> is owned by the process's uid
+            } else {
+                Path probe = Files.createTempFile("sora-uid", ".probe");
+                try {
+                    u = Files.getOwner(probe).getName();
+                } finally {
+                    Files.deleteIfExists(probe);
+                }
+            }
+            currentUser = u;
+        }
+        return u;
+    }
+
+    private static volatile String currentUser;
+
+    Path socketPath(int port) {
+        return path.resolve("port-" + port + ".sock");
+    }
+
+    /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
+    Path newSegmentPath() {
+        byte[] r = new byte[8];
+        RANDOM.nextBytes(r);
+        return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r));
+    }
+
+    /**
+     * Deletes {@code seg-<pid>-*} files whose process is gone (a kill -9 between creating a segment
+     * and unlinking it). Returns how many were removed.
+     */
+    int removeStaleSegments() throws IOException {
+        int removed = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "seg-*")) {
+            for (Path f : files) {
+                long pid = pidOf(f.getFileName().toString());
+                if (pid > 0 && !Files.exists(Path.of("/proc", Long.toString(pid)))
+                        && ProcessHandle.of(pid).isEmpty() && Files.deleteIfExists(f)) {
+                    removed++;
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** The pid in {@code seg-<pid>-<random>}, or -1 when the name does not have that form. */
+    static long pidOf(String name) {
+        int dash = name.indexOf('-', 4);
+        if (!name.startsWith("seg-") || dash < 0) return -1;
+        try {
+            return Long.parseLong(name.substring(4, dash));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return path.toString();
+    }
+}

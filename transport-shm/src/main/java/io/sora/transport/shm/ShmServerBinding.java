@@ -1,0 +1,277 @@
+package io.sora.transport.shm;
+
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.RingConnection;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.SocketHooks;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The shm listener of one bound server socket. Pairing requests (HELLO) arrive on the rendezvous
+ * thread and are answered at once; {@link #awaitPairing} then claims the result for the accepted TCP
+ * socket. Each key is decided exactly once, one way: the first of "HELLO registered" and "accept
+ * gave up waiting" wins the entry in a {@link ConcurrentHashMap}, so both ends always agree.
+ */
+final class ShmServerBinding implements ServerBinding {
+    /** How long a "this key is TCP" mark outlives its last use; it only has to outlast late requests. */
+    static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
+    /** How long the /proc/net/tcp check may retry while the TCP handshake completes. */
+    static final long PROC_CHECK_MILLIS = 20;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What the map holds per key: a pairing under way, or a verdict of TCP. */
+    private record TcpMark(long markedNanos, long awaitStartNanos) {}
+
+    private final ShmDirectory dir;
+    private final InetSocketAddress bound;
+    private final AcceptPolicy policy;
+    private final Tracer tracer;
+    private final int spinIterations;
+    private final ConcurrentHashMap<ConnectionKey, Object> entries = new ConcurrentHashMap<>();
+    private final Object arrivals = new Object();
+    private final RendezvousListener listener;
+    private volatile boolean closed;
+    private volatile long lastSweepNanos = System.nanoTime();
+
+    ShmServerBinding(ShmDirectory dir, InetSocketAddress bound, AcceptPolicy policy, Tracer tracer,
+                     int spinIterations) throws IOException {
+        this.dir = dir;
+        this.bound = bound;
+        this.policy = policy;
+        this.tracer = tracer;
+        this.spinIterations = spinIterations;
+        this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), this::onHello);
+    }
+
+    RendezvousListener listener() {
+        return listener;
+    }
+
+    // ---- rendezvous thread ----
+
+    private void onHello(SocketChannel ch, Wire.Hello hello) {
+        sweep(System.nanoTime());
+        ConnectionKey key = hello.key();
+        String refusal;
+        try {
+            refusal = check(ch, hello);
+        } catch (IOException | RuntimeException e) {
+            refusal = "pairing check failed: " + e.getMessage();
+        }
+        if (refusal != null) {
+            refuse(ch, refusal);
+            return;
+        }
+        AcceptPolicy.Decision decision;
+        try {
+            decision = policy.decide(key);
+        } catch (RuntimeException e) {
+            refuse(ch, "accept policy failed for " + key + ": " + e);
+            return;
+        }
+        if (decision instanceof AcceptPolicy.Refuse r) {
+            refuse(ch, r.reason());
+            return;
+        }
+        PairingOptions options = ((AcceptPolicy.Allow) decision).options();
+        long id = RingConnection.nextId();
+        PendingPairing pending = new PendingPairing(id, key, ch, tracer, this::onAborted);
+        Object prev = entries.putIfAbsent(key, pending);
+        if (prev instanceof TcpMark mark) {
+            long after = (System.nanoTime() - mark.awaitStartNanos()) / 1_000_000L;
+            refuse(ch, "server already accepted on TCP (pairing request arrived after " + after + " ms)");
+            return;
+        }
+        if (prev != null) {
+            refuse(ch, "duplicate pairing request for " + key);
+            return;
+        }
+        synchronized (arrivals) {
+            arrivals.notifyAll();
+        }
+        offer(pending, options, hello.receiveRing());
+    }
+
+    /** The checks before the policy: null when the request may go on, else the refusal reason. */
+    private String check(SocketChannel ch, Wire.Hello hello) throws IOException {
+        PeerCredentials.requireSameUser(ch, "pairing client");
+        ConnectionKey key = hello.key();
+        if (key.server().getPort() != bound.getPort()) {
+            return "pairing request for port " + key.server().getPort() + " reached the listener of port " + bound.getPort();
+        }
+        if (!bound.getAddress().isAnyLocalAddress() && !bound.getAddress().equals(key.server().getAddress())) {
+            return "pairing request for " + key.server() + " reached the listener bound to " + bound;
+        }
+        Segment.checkRing("client receive", hello.receiveRing());
+        if (!ProcNetTcp.awaitConnection(key, PROC_CHECK_MILLIS)) {
+            return "no TCP connection " + key + " ends at this host (checked /proc/net/tcp and tcp6)";
+        }
+        return null;
+    }
+
+    private void offer(PendingPairing pending, PairingOptions options, int clientReceive) {
+        try {
+            int c2s = options.receiveBufferSize();
+            java.nio.file.Path path = dir.newSegmentPath();
+            byte[] secret = new byte[Segment.SECRET_SIZE];
+            RANDOM.nextBytes(secret);
+            Segment seg = Segment.create(path, c2s, clientReceive, secret);
+            if (tracer.isOn(Category.JSOR)) {
+                tracer.event(Hook.SHM_SEGMENT_CREATE, pending.id, "shm", null,
+                        path + " mode=0600 c2s=" + c2s + " s2c=" + clientReceive + " key=" + pending.key);
+            }
+            ShmMedium medium = new ShmMedium(pending.id, seg, true, pending.channel, tracer, pending);
+            if (!pending.offered(seg, medium)) {
+                java.nio.file.Files.deleteIfExists(path);
+                return;
+            }
+            writeFully(pending.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, clientReceive, pending.id)));
+            DoorbellLoop.get().register(pending.channel, medium);
+        } catch (IOException | RuntimeException e) {
+            String why = "could not offer a segment: " + e.getMessage();
+            if (pending.state() == PendingPairing.State.HELLO) {
+                try {
+                    writeFully(pending.channel, Wire.encode(new Wire.No(why)));
+                } catch (IOException ignored) {
+                    // the client falls back on EOF as well
+                }
+            }
+            pending.aborted(why);
+        }
+    }
+
+    private void refuse(SocketChannel ch, String reason) {
+        try {
+            writeFully(ch, Wire.encode(new Wire.No(reason)));
+        } catch (IOException e) {
+            // the client gave up already; it falls back on its own
+        }
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // nothing left to release
+        }
+    }
+
+    /** Small frames on a fresh socket fit its buffer; a bounded loop covers a short write. */
+    static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
+        for (int i = 0; b.hasRemaining(); i++) {
+            if (ch.write(b) == 0) {
+                if (i > 1000) throw new IOException("rendezvous peer does not read");
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private void onAborted(PendingPairing p) {
+        entries.replace(p.key, p, new TcpMark(System.nanoTime(), System.nanoTime()));
+    }
+
+    // ---- accepting thread ----
+
+    @Override
+    public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
+        long start = System.nanoTime();
+        sweep(start);
+        try {
+            Object e = awaitEntry(key, start, wait);
+            if (e instanceof TcpMark) {
+                return new PairingResult.Fallback(closed ? "shm listener closed"
+                        : "no pairing request within " + wait.toMillis() + " ms");
+            }
+            return claim(key, (PendingPairing) e, wait, hooks);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            entries.compute(key, (k, v) -> v instanceof PendingPairing ? v : new TcpMark(System.nanoTime(), start));
+            Object now = entries.get(key);
+            if (now instanceof PendingPairing p) p.aborted("accepting thread interrupted");
+            return new PairingResult.Fallback("interrupted while waiting for pairing");
+        }
+    }
+
+    /** Waits for the key's entry; when none comes in time, atomically marks the key TCP. */
+    private Object awaitEntry(ConnectionKey key, long start, Duration wait) throws InterruptedException {
+        long deadline = start + wait.toNanos();
+        synchronized (arrivals) {
+            for (;;) {
+                Object e = entries.get(key);
+                if (e != null || closed) break;
+                long left = deadline - System.nanoTime();
+                if (left <= 0) break;
+                arrivals.wait(Math.max(1, left / 1_000_000L));
+            }
+        }
+        return entries.compute(key, (k, v) -> {
+            if (v instanceof PendingPairing) return v;
+            // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
+            return new TcpMark(System.nanoTime(), start);
+        });
+    }
+
+    private PairingResult claim(ConnectionKey key, PendingPairing p, Duration wait, SocketHooks hooks)
+            throws InterruptedException {
+        long bound = Math.max(2_000_000_000L, 10 * wait.toNanos());
+        PendingPairing.State s = p.await(bound);
+        if (s != PendingPairing.State.COMMITTED) {
+            // Close the rendezvous so the client's fast connection, if it thinks it has one, fails loudly.
+            p.aborted("no COMMIT within " + bound / 1_000_000L + " ms");
+            if (p.state() != PendingPairing.State.COMMITTED) {
+                return new PairingResult.Fallback(p.reason());
+            }
+        }
+        entries.remove(key, p);
+        RingConnection conn = new RingConnection(p.id, "shm", p.medium(), hooks, spinIterations);
+        return new PairingResult.Paired(conn);
+    }
+
+    /** Drops expired TCP marks; at most about once a second, from the accepting path. */
+    private void sweep(long now) {
+        if (now - lastSweepNanos < 1_000_000_000L) return;
+        lastSweepNanos = now;
+        entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m && now - m.markedNanos() > TCP_MARK_TTL_NANOS);
+    }
+
+    /**
+     * Stops the rendezvous (its socket file is gone on return), and releases pairings nobody claimed.
+     * Connections already handed out by {@link #awaitPairing} are not affected.
+     */
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        listener.close();
+        synchronized (arrivals) {
+            arrivals.notifyAll();
+        }
+        // As TCP resets connections still in the accept queue, clients of unclaimed pairings see the
+        // control channel drop without a close: reads drain then EOF, writes fail with a reset.
+        for (Object e : entries.values()) {
+            if (e instanceof PendingPairing p) {
+                p.aborted("shm listener closed");
+                if (p.state() == PendingPairing.State.COMMITTED) p.medium().closeChannel();
+            }
+        }
+        entries.clear();
+        try {
+            listener.join(2000);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    int entryCount() {
+        return entries.size();
+    }
+}

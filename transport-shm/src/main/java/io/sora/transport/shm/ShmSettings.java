@@ -1,0 +1,36 @@
+package io.sora.transport.shm;
+
+import io.sora.transport.RingConnection;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * Where the shm transport keeps its rendezvous sockets and segment files, and how long a blocked
+ * read or write spins before it sleeps.
+ *
+ * @param directory      the parent directory ({@code -Dsora.shm.dir}, default {@code /dev/shm}); the
+ *                       transport works in its {@code sora-<user>} subdirectory
+ * @param spinIterations {@code -Dsora.spin.iterations}, see {@link RingConnection#spinIterationsFromSystemProperty()}
+ */
+public record ShmSettings(Path directory, int spinIterations) {
+    /** System property naming the parent directory. */
+    public static final String DIR_PROPERTY = "sora.shm.dir";
+    /** The parent directory when the property is not set: tmpfs on Linux, so segments never touch a disk. */
+    public static final String DEFAULT_DIR = "/dev/shm";
+
+    public ShmSettings {
+        Objects.requireNonNull(directory, "directory");
+        if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
+    }
+
+    /** Settings for the given parent directory, with the spin budget from system properties. */
+    public static ShmSettings forDirectory(Path directory) {
+        return new ShmSettings(directory, RingConnection.spinIterationsFromSystemProperty());
+    }
+
+    /** {@code -Dsora.shm.dir} (default {@code /dev/shm}) and {@code -Dsora.spin.iterations}. */
+    public static ShmSettings fromSystemProperties() {
+        String dir = System.getProperty(DIR_PROPERTY);
+        return forDirectory(Path.of(dir == null || dir.isBlank() ? DEFAULT_DIR : dir.trim()));
+    }
+}

@@ -1,0 +1,159 @@
+package io.sora.transport.shm;
+
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Availability;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.SocketHooks;
+import io.sora.transport.Transport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Objects;
+
+/**
+ * The same-host shared-memory transport ({@code shm}). The TCP connection is made as usual; the
+ * client then pairs over a Unix-domain rendezvous socket named after the server's port, and both
+ * sides map one segment holding a ring per direction. See docs/shm.md for the protocol.
+ *
+ * <pre>{@code
+ * ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), tracer);
+ * if (shm.initialize()) {
+ *     ServerBinding b = shm.listen(serverSocket.getLocalSocketAddress(), policy);  // server JVM
+ *     PairingResult r = b.awaitPairing(new ConnectionKey(remote, local), wait, hooks);
+ *     PairingResult c = shm.connect(new ConnectionKey(local, remote), options, hooks); // client JVM
+ * }
+ * }</pre>
+ *
+ * Thread-safe. {@link #connect} and {@link ServerBinding#awaitPairing} never throw.
+ */
+public final class ShmTransport implements Transport {
+    private final ShmSettings settings;
+    private final Tracer tracer;
+    private final ShmDirectory dir;
+    private final ShmClient client;
+    private volatile Availability availability;
+
+    public ShmTransport(ShmSettings settings, Tracer tracer) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.tracer = Objects.requireNonNull(tracer, "tracer");
+        this.dir = new ShmDirectory(settings.directory());
+        this.client = new ShmClient(dir, tracer, settings.spinIterations());
+    }
+
+    @Override
+    public String name() {
+        return "shm";
+    }
+
+    /** The private directory in use: {@code <dir>/sora-<user>}. */
+    public Path directory() {
+        return dir.path();
+    }
+
+    /**
+     * Called once by the agent at start-up: traces {@code initshm} entry and exit (rc 0 when the
+     * transport can be used, -1 with the cause otherwise) and returns whether it is available.
+     */
+    public boolean initialize() {
+        boolean traced = tracer.isOn(Category.JSOR);
+        if (traced) tracer.entry(Hook.INITSHM_ENTRY, 0, "dir=" + dir.path());
+        Availability a = availability();
+        if (traced) {
+            tracer.exit(Hook.INITSHM_EXIT, 0, a.isAvailable() ? 0 : -1,
+                    a.unavailabilityCause().map(Throwable::getMessage).orElse(null));
+        }
+        return a.isAvailable();
+    }
+
+    /** Probed once: the directory, an mmap of a small file, and Unix-domain sockets. */
+    @Override
+    public Availability availability() {
+        Availability a = availability;
+        if (a == null) {
+            synchronized (this) {
+                a = availability;
+                if (a == null) availability = a = probe();
+            }
+        }
+        return a;
+    }
+
+    private Availability probe() {
+        Path probe = null;
+        try {
+            Path d = dir.ensure();
+            probe = dir.newSegmentPath();
+            try (FileChannel ch = FileChannel.open(probe, java.util.Set.of(StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.READ, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
+                MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 4096);
+                m.order(ByteOrder.nativeOrder()).putLong(0, Segment.MAGIC);
+                if (m.getLong(0) != Segment.MAGIC) throw new IOException("mmap of " + probe + " does not read back");
+            }
+            try (SocketChannel uds = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                Objects.requireNonNull(uds);
+            } catch (UnsupportedOperationException e) {
+                throw new IOException("Unix-domain sockets are not supported here", e);
+            }
+            Objects.requireNonNull(d);
+            return Availability.available();
+        } catch (IOException | RuntimeException e) {
+            return Availability.unavailable(new IOException("shm transport unavailable in "
+                    + dir.path() + ": " + e.getMessage(), e));
+        } finally {
+            if (probe != null) {
+                try {
+                    Files.deleteIfExists(probe);
+                } catch (IOException e) {
+                    // removed as a stale segment by a later listen()
+                }
+            }
+        }
+    }
+
+    /**
+     * Starts the rendezvous for a server socket bound to {@code bound}: socket
+     * {@code <dir>/sora-<user>/port-<port>.sock}. Removes segment files left by dead processes first.
+     *
+     * @throws IOException when the directory is unusable or another live listener holds the port's
+     *                     socket (the message names the path); serve that server over TCP then
+     */
+    @Override
+    public ServerBinding listen(InetSocketAddress bound, AcceptPolicy policy) throws IOException {
+        Objects.requireNonNull(bound, "bound");
+        Objects.requireNonNull(policy, "policy");
+        if (bound.getPort() <= 0) throw new IllegalArgumentException("bound port must be > 0: " + bound);
+        dir.ensure();
+        int removed = dir.removeStaleSegments();
+        ShmServerBinding b = new ShmServerBinding(dir, bound, policy, tracer, settings.spinIterations());
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_LISTEN, 0, "shm", null, b.listener().path() + " bound=" + bound
+                    + (removed > 0 ? " stale_segments_removed=" + removed : ""));
+        }
+        return b;
+    }
+
+    @Override
+    public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+        try {
+            return client.connect(Objects.requireNonNull(key, "key"), Objects.requireNonNull(options, "options"),
+                    Objects.requireNonNull(hooks, "hooks"));
+        } catch (RuntimeException e) {
+            return new PairingResult.Fallback("shm pairing failed: " + e);
+        }
+    }
+}
