@@ -92,6 +92,7 @@ public final class RingInputStream extends InputStream {
         if (len == 0) return 0;
         lock.lock();
         boolean interrupted = false;
+        boolean closeByInterrupt = false;
         try {
             long deadline = 0;      // 0: not yet computed; Long.MAX_VALUE: no timeout
             int spins = 0;
@@ -124,10 +125,16 @@ public final class RingInputStream extends InputStream {
                 }
                 if (deadline == 0) deadline = deadline(hooks.soTimeoutMillis());
                 interrupted |= sleep(deadline);
+                if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
+                    closeByInterrupt = true;
+                    throw VirtualThreads.closedByInterrupt();
+                }
             }
         } finally {
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
+            // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
+            if (closeByInterrupt) closeSocketQuietly();
         }
     }
 
@@ -229,5 +236,13 @@ public final class RingInputStream extends InputStream {
     public void wake() {
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
+    }
+
+    private void closeSocketQuietly() {
+        try {
+            hooks.closeSocket();
+        } catch (IOException e) {
+            // the call already fails with "Closed by interrupt"
+        }
     }
 }

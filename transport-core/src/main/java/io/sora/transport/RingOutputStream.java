@@ -83,6 +83,7 @@ public final class RingOutputStream extends OutputStream {
         Objects.checkFromIndexSize(off, len, b.length);
         lock.lock();
         boolean interrupted = false;
+        boolean closeByInterrupt = false;
         try {
             ensureWritable();
             int spins = 0;
@@ -114,11 +115,17 @@ public final class RingOutputStream extends OutputStream {
                         spin.sleptAnyway();
                     }
                     interrupted |= sleep();
+                    if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
+                        closeByInterrupt = true;
+                        throw VirtualThreads.closedByInterrupt();
+                    }
                 }
             }
         } finally {
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
+            // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
+            if (closeByInterrupt) closeSocketQuietly();
         }
     }
 
@@ -209,5 +216,13 @@ public final class RingOutputStream extends OutputStream {
     public void wake() {
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
+    }
+
+    private void closeSocketQuietly() {
+        try {
+            hooks.closeSocket();
+        } catch (IOException e) {
+            // the call already fails with "Closed by interrupt"
+        }
     }
 }

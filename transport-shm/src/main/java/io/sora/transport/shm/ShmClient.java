@@ -79,7 +79,7 @@ final class ShmClient {
                     + options.receiveBufferSize());
         }
         Path segPath = Path.of(offer.segmentPath());
-        if (!segPath.getParent().equals(dir.path())) {
+        if (!dir.path().equals(segPath.getParent())) {
             return new PairingResult.Fallback("offered segment " + segPath + " is outside " + dir.path());
         }
         Segment seg;

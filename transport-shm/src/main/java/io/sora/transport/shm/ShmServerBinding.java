@@ -7,6 +7,7 @@ import io.sora.transport.AcceptPolicy;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
+import io.sora.transport.ProcNetTcp;
 import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;

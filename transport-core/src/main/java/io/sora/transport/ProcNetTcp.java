@@ -1,6 +1,5 @@
-package io.sora.transport.shm;
+package io.sora.transport;
 
-import io.sora.transport.ConnectionKey;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -22,7 +21,7 @@ import java.util.Locale;
  * <p>The kernel prints each address as the hex of its 32-bit words in host byte order, then
  * {@code :} and the port in hex.
  */
-final class ProcNetTcp {
+public final class ProcNetTcp {
     private static final Path TCP = Path.of("/proc/net/tcp");
     private static final Path TCP6 = Path.of("/proc/net/tcp6");
 
@@ -33,7 +32,7 @@ final class ProcNetTcp {
      * Looks for the connection, retrying for up to {@code maxWaitMillis} because the client's
      * request can overtake the last packet of the TCP handshake.
      */
-    static boolean awaitConnection(ConnectionKey key, long maxWaitMillis) throws IOException {
+    public static boolean awaitConnection(ConnectionKey key, long maxWaitMillis) throws IOException {
         long deadline = System.nanoTime() + maxWaitMillis * 1_000_000L;
         for (int attempt = 0; ; attempt++) {
             if (hasConnection(key)) return true;
@@ -47,7 +46,7 @@ final class ProcNetTcp {
         }
     }
 
-    static boolean hasConnection(ConnectionKey key) throws IOException {
+    public static boolean hasConnection(ConnectionKey key) throws IOException {
         InetAddress server = key.server().getAddress();
         InetAddress client = key.client().getAddress();
         boolean found4 = false;
@@ -94,7 +93,7 @@ final class ProcNetTcp {
     }
 
     /** The kernel's text form: each 32-bit word as %08X of its host-order value, then :%04X port. */
-    static String format(byte[] raw, int port) {
+    public static String format(byte[] raw, int port) {
         boolean little = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
         StringBuilder sb = new StringBuilder(raw.length * 2 + 5);
         for (int w = 0; w < raw.length; w += 4) {
