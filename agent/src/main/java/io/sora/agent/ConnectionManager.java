@@ -1,6 +1,10 @@
 package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraDelegate;
+import io.sora.agent.status.ConnectionRegistry;
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.agent.status.DetachedConnections;
+import io.sora.agent.status.ProcessSockets;
 import io.sora.rules.Provider;
 import io.sora.rules.Rule;
 import io.sora.rules.RuleKind;
@@ -9,6 +13,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionIds;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
@@ -22,44 +27,124 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.ref.Cleaner;
+import java.lang.ref.WeakReference;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Decides, per connection, which path carries its bytes, and keeps the per-socket state that
  * retransformation cannot add as fields: a weak identity side table (neither Socket nor ServerSocket
- * overrides equals/hashCode, so a WeakHashMap is an identity map for them).
+ * overrides equals/hashCode, so a WeakHashMap is an identity map for them). Every connection a rule
+ * matched is also entered in the {@link ConnectionRegistry} for the status view.
  *
  * <p>Only sockets of exactly {@code java.net.Socket} / {@code java.net.ServerSocket} are paired:
  * subclasses (SSL sockets above all) may override the streams, and a paired connection whose bytes
  * the subclass sends over TCP anyway would lose data.
+ *
+ * <p>Hot attach: server sockets bound before the agent arrived never pass through the bind advice, so
+ * {@link #adopt} finds them in {@code /proc} and starts their listeners. Such a listener answers a
+ * pairing request only once a {@code java.net.ServerSocket} really accepted that connection (the socket
+ * might belong to a {@code ServerSocketChannel}, whose accepts sora never sees, and a pairing nobody
+ * claims would swallow the client's bytes). A connection returned by an {@code accept()} that was
+ * already running when the agent arrived is paired when the application first asks for its streams.
  */
 final class ConnectionManager implements SoraDelegate {
     private final RuleSet rules;
     private final Map<Provider, Transport> transports;
     private final Tracer tracer;
-    private final AtomicLong tcpIds = new AtomicLong();
+    private final ConnectionRegistry registry;
     private final Map<Socket, Paired> sockets = Collections.synchronizedMap(new WeakHashMap<>());
-    private final Map<ServerSocket, List<ServerBinding>> servers = Collections.synchronizedMap(new WeakHashMap<>());
+    private final Map<ServerSocket, Listeners> servers = Collections.synchronizedMap(new WeakHashMap<>());
+    /** Listeners of server sockets bound before a hot attach, by port. Empty unless attached. */
+    private final Map<Integer, Listeners> adopted = new ConcurrentHashMap<>();
+    /** Connections that existed when the agent was attached: they stay on TCP, untouched. */
+    private final Set<ConnectionKey> preexisting = ConcurrentHashMap.newKeySet();
+    /** Connections a java.net.ServerSocket accepted, awaited by the policy of adopted listeners. */
+    private final Set<ConnectionKey> confirmed = ConcurrentHashMap.newKeySet();
+    /** Accepted sockets of adopted servers whose path is decided already. */
+    private final Map<Socket, Boolean> decided = Collections.synchronizedMap(new WeakHashMap<>());
+    private volatile boolean stopped;
 
-    ConnectionManager(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer) {
+    ConnectionManager(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer, ConnectionRegistry registry) {
         this.rules = rules;
         this.transports = transports;
         this.tracer = tracer;
+        this.registry = registry;
     }
 
     /** A socket whose bytes move on a fast path. */
-    record Paired(FastConnection connection, Rule rule) {}
+    /**
+     * A paired socket's state. Holds nothing that reaches the socket strongly (see {@link PinnedStreams}).
+     * {@code cleanable} closes the fast path exactly once: on {@code Socket.close}, at detach, or when
+     * the socket became unreachable without being closed.
+     */
+    static final class Paired {
+        final FastConnection connection;
+        final Rule rule;
+        final Cleaner.Cleanable cleanable;
+        private WeakReference<InputStream> in = new WeakReference<>(null);
+        private WeakReference<OutputStream> out = new WeakReference<>(null);
+
+        Paired(FastConnection connection, Rule rule, Cleaner.Cleanable cleanable) {
+            this.connection = connection;
+            this.rule = rule;
+            this.cleanable = cleanable;
+        }
+
+        FastConnection connection() {
+            return connection;
+        }
+
+        /** The same stream object while the application holds it, as TCP's getInputStream. */
+        synchronized InputStream in(Socket socket) {
+            InputStream s = in.get();
+            if (s == null) {
+                s = new PinnedStreams.In(connection.inputStream(), socket);
+                in = new WeakReference<>(s);
+            }
+            return s;
+        }
+
+        synchronized OutputStream out(Socket socket) {
+            OutputStream s = out.get();
+            if (s == null) {
+                s = new PinnedStreams.Out(connection.outputStream(), socket);
+                out = new WeakReference<>(s);
+            }
+            return s;
+        }
+    }
+
+    /** Set on the agent's own threads (the warm-up) whose sockets the advice must leave alone. */
+    static final ThreadLocal<Boolean> INTERNAL = new ThreadLocal<>();
+
+    private static final Cleaner CLEANER = Cleaner.create(r -> {
+        Thread t = new Thread(r, "sora-cleaner");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** The close action registered with the cleaner; captures no socket. */
+    private static Runnable closer(FastConnection c, Tracer tracer) {
+        return () -> close(c, tracer);
+    }
+
+    /** The fast-path listeners of one server socket; {@code adopted} when bound before a hot attach. */
+    record Listeners(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, boolean adopted) {}
 
     // ---------------------------------------------------------------- client side
 
     @Override
     public void connected(Socket socket) {
-        if (rules.isEmpty() || socket.getClass() != Socket.class) {
+        if (rules.isEmpty() || socket.getClass() != Socket.class || INTERNAL.get() != null) {
             return;
         }
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
@@ -68,36 +153,65 @@ final class ConnectionManager implements SoraDelegate {
         }
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) {
-            tcp(local, remote, "no connect rule matches " + remote);
+            tcp(socket, Side.CLIENT, "no connect rule matches " + remote, false);
             return;
         }
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) {
-            tcp(local, remote, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")");
+            tcp(socket, Side.CLIENT, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")", true);
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingResult result = pair(transport, key, rule, socket, false);
-        record(socket, key, rule, result);
+        PairingResult result = pair(transport, key, rule, socket, false, null, Duration.ZERO);
+        record(socket, Side.CLIENT, rule, result);
     }
 
     // ---------------------------------------------------------------- server side
 
     @Override
     public void bound(ServerSocket server) {
-        if (rules.isEmpty() || server.getClass() != ServerSocket.class
+        if (rules.isEmpty() || server.getClass() != ServerSocket.class || INTERNAL.get() != null
                 || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
             return;
         }
-        List<ServerBinding> bindings = new ArrayList<>();
+        Listeners l = listen(bound, false);
+        if (l != null) {
+            servers.put(server, l);
+        }
+    }
+
+    /**
+     * Hot attach, before the bridge is installed: starts listeners for the server sockets this process
+     * has bound already where an accept rule may match, and remembers the connections that exist now,
+     * which stay on TCP.
+     */
+    void adopt(ProcessSockets now) {
+        if (rules.isEmpty()) {
+            return;
+        }
+        for (InetSocketAddress bound : now.listening()) {
+            Listeners l = listen(bound, true);
+            if (l != null) {
+                adopted.put(bound.getPort(), l);
+            }
+        }
+        for (ProcessSockets.Connection c : now.established()) {
+            if (adopted.containsKey(c.local().getPort())) {
+                preexisting.add(new ConnectionKey(c.remote(), c.local()));
+            }
+        }
+    }
+
+    private Listeners listen(InetSocketAddress bound, boolean adopt) {
+        Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
         for (Map.Entry<Provider, Transport> e : transports.entrySet()) {
             if (!acceptRuleMayMatch(e.getKey(), bound) || !e.getValue().availability().isAvailable()) {
                 continue;
             }
             try {
-                bindings.add(e.getValue().listen(bound, policyFor(e.getKey())));
+                bindings.put(e.getKey(), e.getValue().listen(bound, policyFor(e.getKey(), adopt)));
                 if (tracer.isOn(Category.NET)) {
-                    tracer.event(Hook.LISTEN, 0, e.getKey().keyword(), null, "bound=" + bound);
+                    tracer.event(Hook.LISTEN, 0, e.getKey().keyword(), null, "bound=" + bound + (adopt ? " (bound before attach)" : ""));
                 }
             } catch (IOException | RuntimeException ex) {
                 if (tracer.isOn(Category.NET)) {
@@ -105,9 +219,21 @@ final class ConnectionManager implements SoraDelegate {
                 }
             }
         }
-        if (!bindings.isEmpty()) {
-            servers.put(server, bindings);
+        if (bindings.isEmpty() && !anyAcceptRuleMayMatch(bound)) {
+            return null;
         }
+        // kept even with no listener (transport unavailable, listener failed), so that accept()
+        // records each connection's TCP decision with its reason
+        return new Listeners(bound, bindings, adopt);
+    }
+
+    private boolean anyAcceptRuleMayMatch(InetSocketAddress bound) {
+        for (Provider p : Provider.values()) {
+            if (acceptRuleMayMatch(p, bound)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private boolean acceptRuleMayMatch(Provider provider, InetSocketAddress bound) {
@@ -121,7 +247,7 @@ final class ConnectionManager implements SoraDelegate {
     }
 
     /** Decided on the listener's thread when a pairing request arrives, maybe before accept(). */
-    private AcceptPolicy policyFor(Provider provider) {
+    private AcceptPolicy policyFor(Provider provider, boolean gated) {
         return key -> {
             Rule rule = rules.matchAccept(key.server()).orElse(null);
             if (rule == null) {
@@ -134,48 +260,131 @@ final class ConnectionManager implements SoraDelegate {
                 return new AcceptPolicy.Refuse("client " + key.client().getAddress().getHostAddress()
                         + " not in the accept rule's client list (" + where(rule) + ")");
             }
+            if (gated && !awaitConfirmed(key, rule.options().fallbackWait())) {
+                return new AcceptPolicy.Refuse("no java.net.ServerSocket accepted " + key + " within "
+                        + rule.options().fallbackWait().toMillis() + " ms (server socket bound before sora was attached)");
+            }
             return new AcceptPolicy.Allow(options(rule));
         };
     }
 
+    private boolean awaitConfirmed(ConnectionKey key, Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        synchronized (confirmed) {
+            while (!confirmed.contains(key) && !stopped) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    confirmed.wait(Math.max(1, left / 1_000_000L));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return !stopped;
+        }
+    }
+
     @Override
     public void accepted(ServerSocket server, Socket socket) {
-        List<ServerBinding> bindings = servers.get(server);
-        if (bindings == null || socket.getClass() != Socket.class
-                || !(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
+        if (INTERNAL.get() != null) {
+            return;
+        }
+        Listeners l = servers.get(server);
+        if (l == null && !adopted.isEmpty() && server.getLocalSocketAddress() instanceof InetSocketAddress bound) {
+            l = adoptedFor(bound);
+            if (l != null) {
+                servers.put(server, l);
+            }
+        }
+        if (l == null || socket.getClass() != Socket.class) {
+            return;
+        }
+        if (l.adopted()) {
+            decided.put(socket, Boolean.TRUE);
+        }
+        serverSide(socket, l);
+    }
+
+    /** The path of an accepted socket (from accept(), or first seen in getInputStream/getOutputStream). */
+    private void serverSide(Socket socket, Listeners l) {
+        if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
         }
         ConnectionKey key = new ConnectionKey(remote, local);
         Rule rule = rules.matchAccept(local).orElse(null);
         if (rule == null) {
-            tcp(local, remote, "no accept rule matches " + local);
+            tcp(socket, Side.SERVER, "no accept rule matches " + local, false);
             return;
         }
         if (!rule.allowsClient(remote.getAddress())) {
-            tcp(local, remote, "client " + remote.getAddress().getHostAddress() + " not in the accept rule's client list (" + where(rule) + ")");
+            tcp(socket, Side.SERVER, "client " + remote.getAddress().getHostAddress() + " not in the accept rule's client list (" + where(rule) + ")", true);
             return;
         }
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) {
-            tcp(local, remote, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")");
+            tcp(socket, Side.SERVER, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")", true);
             return;
         }
-        ServerBinding binding = null;
-        for (ServerBinding b : bindings) {
-            if (b != null) {
-                binding = b;
+        ServerBinding binding = l.bindings().get(rule.provider());
+        if (l.adopted()) {
+            synchronized (confirmed) {
+                confirmed.add(key);
+                confirmed.notifyAll();
             }
         }
-        PairingResult result = pair(transport, key, rule, socket, true, binding);
-        record(socket, key, rule, result);
+        try {
+            record(socket, Side.SERVER, rule, pair(transport, key, rule, socket, true, binding, rule.options().fallbackWait()));
+        } finally {
+            if (l.adopted()) {
+                confirmed.remove(key);
+            }
+        }
+    }
+
+    private Listeners adoptedFor(InetSocketAddress local) {
+        Listeners l = adopted.get(local.getPort());
+        if (l == null) {
+            return null;
+        }
+        return l.bound().getAddress().isAnyLocalAddress() || l.bound().getAddress().equals(local.getAddress()) ? l : null;
+    }
+
+    /**
+     * A socket returned by an accept() that was already running when the agent was attached: decided
+     * the first time the application asks for one of its streams, before any byte moved.
+     */
+    private Paired lateAccepted(Socket socket) {
+        if (adopted.isEmpty() || socket.getClass() != Socket.class || decided.containsKey(socket)
+                || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)
+                || !(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)) {
+            return null;
+        }
+        Listeners l = adoptedFor(local);
+        if (l == null) {
+            return null;
+        }
+        if (decided.putIfAbsent(socket, Boolean.TRUE) != null) {
+            return sockets.get(socket);
+        }
+        if (preexisting.remove(new ConnectionKey(remote, local))) {
+            return null;
+        }
+        serverSide(socket, l);
+        return sockets.get(socket);
     }
 
     @Override
     public void serverClosed(ServerSocket server) {
-        List<ServerBinding> bindings = servers.remove(server);
-        if (bindings != null) {
-            bindings.forEach(ServerBinding::close);
+        Listeners l = servers.remove(server);
+        if (l != null) {
+            l.bindings().values().forEach(ServerBinding::close);
+            if (l.adopted()) {
+                adopted.remove(l.bound().getPort(), l);
+            }
         }
     }
 
@@ -184,52 +393,62 @@ final class ConnectionManager implements SoraDelegate {
     @Override
     public InputStream inputStream(Socket socket, InputStream tcp) {
         Paired p = sockets.get(socket);
-        return p == null ? tcp : p.connection().inputStream();
+        if (p == null) {
+            p = lateAccepted(socket);
+        }
+        return p == null ? tcp : p.in(socket);
     }
 
     @Override
     public OutputStream outputStream(Socket socket, OutputStream tcp) {
         Paired p = sockets.get(socket);
-        return p == null ? tcp : p.connection().outputStream();
+        if (p == null) {
+            p = lateAccepted(socket);
+        }
+        return p == null ? tcp : p.out(socket);
     }
 
     @Override
     public void shutdownInput(Socket socket) {
         Paired p = sockets.get(socket);
-        if (p != null) {
-            try {
+        try {
+            if (p != null) {
                 p.connection().shutdownInput();
-            } catch (IOException ignored) {
-                // the TCP shutdown succeeded; the fast path is closing anyway
             }
+        } catch (IOException ignored) {
+            // the TCP shutdown succeeded; the fast path is closing anyway
         }
     }
 
     @Override
     public void shutdownOutput(Socket socket) {
         Paired p = sockets.get(socket);
-        if (p != null) {
-            try {
+        try {
+            if (p != null) {
                 p.connection().shutdownOutput();
-            } catch (IOException ignored) {
-                // as above
             }
+        } catch (IOException ignored) {
+            // as above
         }
     }
 
     @Override
     public void closed(Socket socket) {
+        registry.closed(socket);
         Paired p = sockets.remove(socket);
         if (p != null) {
-            FastConnection c = p.connection();
-            try {
-                c.close();
-            } catch (IOException ignored) {
-                // closing is best effort; the peer sees the control channel close
-            }
-            if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.CONN_CLOSE, c.id(), c.path(), null, "sent=" + c.bytesSent() + " received=" + c.bytesReceived());
-            }
+            p.cleanable.clean();
+        }
+    }
+
+    private static void close(FastConnection c, Tracer tracer) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // closing is best effort; the peer sees the control channel close
+        }
+        if (tracer.isOn(Category.NET)) {
+            tracer.event(Hook.CONN_CLOSE, c.id(), c.path(), null, "sent=" + c.bytesSent() + " received=" + c.bytesReceived());
         }
     }
 
@@ -244,23 +463,40 @@ final class ConnectionManager implements SoraDelegate {
         return p == null ? "tcp" : p.connection().path();
     }
 
-    /** Paired connections, for status views and tests. */
-    List<FastConnection> connections() {
-        synchronized (sockets) {
-            List<FastConnection> out = new ArrayList<>();
-            sockets.values().forEach(p -> out.add(p.connection()));
-            return out;
+    /**
+     * Detach, after the bridge delegate was removed: stops every listener (new clients fall back to TCP
+     * at once) and hands the paired connections to a watcher thread that closes each fast path when the
+     * application closes its socket (the close advice is gone by then), so the peer still sees the end.
+     * {@code whenDone} runs once no paired connection is left.
+     */
+    void stop(Runnable whenDone) {
+        stopped = true;
+        synchronized (confirmed) {
+            confirmed.notifyAll();
         }
+        List<Listeners> all;
+        synchronized (servers) {
+            all = new ArrayList<>(servers.values());
+            servers.clear();
+        }
+        all.addAll(adopted.values());
+        adopted.clear();
+        for (Listeners l : all) {
+            l.bindings().values().forEach(ServerBinding::close);
+        }
+        DetachedConnections<Paired> left = new DetachedConnections<>();
+        synchronized (sockets) {
+            sockets.forEach(left::add);
+            sockets.clear();
+        }
+        left.start(p -> p.cleanable.clean(), whenDone);
     }
 
     // ---------------------------------------------------------------- helpers
 
-    private PairingResult pair(Transport transport, ConnectionKey key, Rule rule, Socket socket, boolean server) {
-        return pair(transport, key, rule, socket, server, null);
-    }
-
+    /** Server side: waits at most {@code wait} on {@code binding} (null: no listener); client side ignores both. */
     private PairingResult pair(Transport transport, ConnectionKey key, Rule rule, Socket socket, boolean server,
-                               ServerBinding binding) {
+                               ServerBinding binding, Duration wait) {
         if (tracer.isOn(Category.NET)) {
             tracer.entry(Hook.PAIR_ENTRY, 0, (server ? "accept " : "connect ") + key + " rule=" + where(rule));
         }
@@ -270,7 +506,7 @@ final class ConnectionManager implements SoraDelegate {
             if (server) {
                 result = binding == null
                         ? new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server())
-                        : binding.awaitPairing(key, rule.options().fallbackWait(), hooks);
+                        : binding.awaitPairing(key, wait, hooks);
             } else {
                 result = transport.connect(key, options(rule), hooks);
             }
@@ -284,34 +520,56 @@ final class ConnectionManager implements SoraDelegate {
         return result;
     }
 
-    private void record(Socket socket, ConnectionKey key, Rule rule, PairingResult result) {
+    private void record(Socket socket, Side side, Rule rule, PairingResult result) {
         if (result instanceof PairingResult.Paired p) {
-            sockets.put(socket, new Paired(p.connection(), rule));
+            FastConnection c = p.connection();
+            sockets.put(socket, new Paired(c, rule, CLEANER.register(socket, closer(c, tracer))));
+            String reason = "paired (" + where(rule) + ")";
+            registry.add(socket, c.id(), side, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.PATH, p.connection().id(), p.connection().path(), "paired (" + where(rule) + ")",
+                tracer.event(Hook.PATH, c.id(), c.path(), reason,
                         "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
             }
         } else if (result instanceof PairingResult.Fallback f) {
-            tcp((InetSocketAddress) socket.getLocalSocketAddress(), (InetSocketAddress) socket.getRemoteSocketAddress(), f.reason());
+            tcp(socket, side, f.reason(), true);
         }
     }
 
-    private void tcp(InetSocketAddress local, InetSocketAddress remote, String reason) {
-        if (tracer.isOn(Category.NET)) {
-            tracer.event(Hook.PATH, -tcpIds.incrementAndGet(), "tcp", reason, "local=" + local + " remote=" + remote);
+    /**
+     * A connection left on TCP. {@code matched}: a rule named it (it is registered for the status view);
+     * connections no rule names are only traced, and get an id only then.
+     */
+    private void tcp(Socket socket, Side side, String reason, boolean matched) {
+        boolean traced = tracer.isOn(Category.NET);
+        if (!matched && !traced) {
+            return;
+        }
+        long id = ConnectionIds.next();
+        if (matched) {
+            registry.add(socket, id, side, "tcp", reason, null);
+        }
+        if (traced) {
+            tracer.event(Hook.PATH, id, "tcp", reason,
+                    "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
         }
     }
 
+    /** Holds the socket weakly: the fast connection must not keep its socket reachable (see {@link Paired}). */
     private static SocketHooks hooks(Socket socket) {
+        WeakReference<Socket> ref = new WeakReference<>(socket);
         return new SocketHooks() {
             @Override
             public int soTimeoutMillis() throws IOException {
-                return socket.getSoTimeout();
+                Socket s = ref.get();
+                return s == null ? 0 : s.getSoTimeout();
             }
 
             @Override
             public void closeSocket() throws IOException {
-                socket.close();
+                Socket s = ref.get();
+                if (s != null) {
+                    s.close();
+                }
             }
         };
     }

@@ -1,6 +1,9 @@
 package io.sora.agent;
 
 import io.sora.rules.Provider;
+import io.sora.rules.Rule;
+import io.sora.rules.RuleKind;
+import io.sora.rules.RuleSet;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
@@ -9,6 +12,7 @@ import io.sora.transport.Transport;
 import io.sora.transport.disni.DisniTransport;
 import io.sora.transport.shm.ShmSettings;
 import io.sora.transport.shm.ShmTransport;
+import java.lang.instrument.Instrumentation;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
@@ -28,11 +32,22 @@ final class FastPaths {
     }
 
     static FastPaths initialize(Tracer tracer) {
+        return initialize(tracer, RuleSet.empty(), null);
+    }
+
+    /**
+     * @param rules the agent's rules: the first {@code rdma bind} rule sets where client RDMA
+     *              connections bind (a wildcard address = the RDMA device's)
+     * @param inst  the agent's instrumentation, to grant DiSNI its module access; null outside an agent
+     */
+    static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst) {
         Map<Provider, Transport> map = new EnumMap<>(Provider.class);
         entry(tracer, Hook.RDMA_INIT_ENTRY, null);
 
-        entry(tracer, Hook.INITVERBS_ENTRY, null);
-        Transport rdma = DisniTransport.create(tracer);
+        String denied = inst == null ? null : RdmaModuleAccess.grant(inst, FastPaths.class.getClassLoader());
+        entry(tracer, Hook.INITVERBS_ENTRY, denied);
+        DisniTransport rdma = DisniTransport.create(tracer);
+        applyBindRule(rdma, rules);
         Availability rdmaAvailability = rdma.availability();
         exit(tracer, Hook.INITVERBS_EXIT, rdmaAvailability);
         map.put(Provider.RDMA, rdma);
@@ -49,6 +64,16 @@ final class FastPaths {
             tracer.exit(Hook.RDMA_INIT_EXIT, 0, any ? 0 : -1, null);
         }
         return new FastPaths(Collections.unmodifiableMap(map));
+    }
+
+    private static void applyBindRule(DisniTransport rdma, RuleSet rules) {
+        for (Rule r : rules.rules()) {
+            if (r.kind() == RuleKind.BIND && r.provider() == Provider.RDMA) {
+                rdma.setClientBind(r.isWildcardAddress() ? null : r.address().orElse(null), r.ports().lowest(),
+                        r.ports()::contains);
+                return;
+            }
+        }
     }
 
     private static void entry(Tracer tracer, Hook hook, String detail) {

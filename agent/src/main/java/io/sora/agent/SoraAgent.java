@@ -2,7 +2,13 @@ package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraBridge;
 import io.sora.agent.instrumentation.SocketInstrumentation;
+import io.sora.agent.status.ConnectionRegistry;
+import io.sora.agent.status.Connections;
+import io.sora.agent.status.ConnectionsMXBean;
+import io.sora.agent.status.FastPathInfo;
+import io.sora.agent.status.ProcessSockets;
 import io.sora.rules.ConfigLocator;
+import io.sora.rules.Provider;
 import io.sora.rules.RuleError;
 import io.sora.rules.RuleSet;
 import io.sora.rules.RuleSyntaxException;
@@ -11,21 +17,34 @@ import io.sora.trace.Hook;
 import io.sora.trace.TraceConfig;
 import io.sora.trace.Tracer;
 import io.sora.trace.Traces;
+import io.sora.transport.Transport;
 import java.io.File;
 import java.io.IOException;
 import java.lang.instrument.Instrumentation;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.jar.JarFile;
+import javax.management.JMException;
 
 /**
  * The agent proper, running inside the isolated agent class loader: reads options and rules, opens the
  * trace, initialises the fast paths (tracing JSOR's RDMA_Init / initverbs / initjsor with their real
- * return codes), installs the instrumentation and the bridge delegate.
+ * return codes), installs the instrumentation and the bridge delegate, and publishes the JMX bean
+ * {@value ConnectionsMXBean#OBJECT_NAME}.
  *
- * <p>Every failure is reported once on stderr and leaves the application on TCP.
+ * <p>Every failure is reported once on stderr and leaves the application on TCP. {@link #stopRunning()}
+ * (the bean's {@code detach()}) undoes the start, after which the agent jar can be attached again: each
+ * attach creates a new agent class loader, so "is an agent running" is asked of the bootstrap bridge,
+ * which all of them share.
  */
 public final class SoraAgent {
+    /** The agent argument that detaches the running agent instead of starting one. */
+    static final String DETACH = "detach";
     private static volatile SoraAgent running;
 
     private final Tracer tracer;
@@ -33,6 +52,7 @@ public final class SoraAgent {
     private final FastPaths fastPaths;
     private final SocketInstrumentation instrumentation;
     private final ConnectionManager manager;
+    private final Thread shutdownHook;
 
     private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketInstrumentation instrumentation,
                       ConnectionManager manager) {
@@ -41,11 +61,16 @@ public final class SoraAgent {
         this.fastPaths = fastPaths;
         this.instrumentation = instrumentation;
         this.manager = manager;
+        this.shutdownHook = new Thread(tracer::close, "sora-shutdown");
     }
 
     /** Called by the launcher through reflection. Never throws. */
     public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar) {
-        if (running != null) {
+        if (args != null && args.trim().equals(DETACH)) {
+            detachThroughJmx();
+            return;
+        }
+        if (running != null || SoraBridge.delegate() != null) {
             System.err.println("[sora] WARN agent already running in this JVM; ignoring the second start");
             return;
         }
@@ -57,18 +82,32 @@ public final class SoraAgent {
             if (spec != null && !spec.isBlank()) {
                 tracer = Traces.create(TraceConfig.parse(spec, options.traceFile(sys)));
             }
-            RuleSet rules = loadRules(options, sys, tracer);
-            FastPaths fastPaths = FastPaths.initialize(tracer);
-            ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer);
+            List<String> problems = new ArrayList<>();
+            RuleSet rules = loadRules(options, sys, tracer, problems);
+            FastPaths fastPaths = FastPaths.initialize(tracer, rules, inst);
+            ConnectionRegistry registry = new ConnectionRegistry();
+            ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
             SocketInstrumentation instrumentation = new SocketInstrumentation(inst);
             Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
             if (bridge != SoraBridge.class) {
                 throw new IllegalStateException("bridge class loaded twice: " + SoraBridge.class.getClassLoader());
             }
+            if (attached) {
+                // before the bridge goes live: servers bound already, connections that exist already
+                manager.adopt(ProcessSockets.read());
+                warmUp();
+            }
             SoraBridge.install(manager, tracer.isOn(Category.MT));
             installWithoutUnsafe(instrumentation, bridge);
-            running = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
-            Runtime.getRuntime().addShutdownHook(new Thread(running::shutdownTrace, "sora-shutdown"));
+            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
+            running = agent;
+            if (!rules.isEmpty()) {
+                PathWarmup.start();
+            }
+            Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
+            Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
+                    attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
+            publish(bean, attached);
         } catch (Throwable t) {
             SoraBridge.install(null, false);
             System.err.println("[sora] ERROR agent failed to start; the application continues over TCP: " + t);
@@ -78,6 +117,116 @@ public final class SoraAgent {
             if (tracer.isOn(Category.NET)) {
                 tracer.event(Hook.AGENT_ERROR, 0, "tcp", "agent failed to start: " + t, null);
             }
+        }
+    }
+
+    /**
+     * Hot attach only: loads sora's own classes now, so the first connection after the attach does not
+     * pay for loading them (tens of milliseconds, against a pairing wait of 100 ms by default); at JVM
+     * start-up the application's own start-up hides that cost. Loads without initialising: static
+     * initialisers run when first used, as they would anyway.
+     */
+    private static void warmUp() {
+        ClassLoader own = SoraAgent.class.getClassLoader();
+        if (!(own instanceof java.net.URLClassLoader urls)) {
+            return;
+        }
+        for (java.net.URL u : urls.getURLs()) {
+            if (!u.getPath().contains("sora-")) {
+                continue;
+            }
+            try (JarFile jar = new JarFile(new File(u.toURI()))) {
+                for (var e = jar.entries(); e.hasMoreElements(); ) {
+                    String n = e.nextElement().getName();
+                    if (n.endsWith(".class") && (n.startsWith("io/sora/transport/") || n.startsWith("io/sora/agent/"))
+                            && !n.startsWith("io/sora/agent/cli/") && !n.startsWith("io/sora/transport/disni/")) {
+                        Class.forName(n.substring(0, n.length() - 6).replace('/', '.'), false, own);
+                    }
+                }
+            } catch (IOException | java.net.URISyntaxException | ClassNotFoundException | LinkageError e) {
+                // a warm-up only: whatever did not load now loads when first used
+            }
+        }
+    }
+
+    /**
+     * Registers the bean. On hot attach at once; at JVM start-up (premain) from a daemon thread after
+     * {@code -Dsora.jmx.delay} ms (default 2000), because creating the platform MBean server initialises
+     * java.util.logging and JMX, which some applications (WildFly, anything setting
+     * {@code java.util.logging.manager} from its own class path) must do first.
+     * {@code -Dsora.jmx=false} leaves the bean out.
+     */
+    private static void publish(Connections bean, boolean attached) {
+        if (!Boolean.parseBoolean(System.getProperty("sora.jmx", "true"))) {
+            return;
+        }
+        if (attached) {
+            register(bean);
+            return;
+        }
+        long delay = Long.getLong("sora.jmx.delay", 2000L);
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(Math.max(0, delay));
+            } catch (InterruptedException e) {
+                return;
+            }
+            synchronized (SoraAgent.class) {
+                if (running != null) {
+                    register(bean);
+                }
+            }
+        }, "sora-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void register(Connections bean) {
+        try {
+            bean.register();
+        } catch (JMException | RuntimeException e) {
+            System.err.println("[sora] ERROR cannot register " + ConnectionsMXBean.OBJECT_NAME
+                    + " (sora status will not see this JVM): " + e);
+        }
+    }
+
+    /**
+     * Detaches the running agent: the bridge becomes a no-op first (so advice still inlined anywhere does
+     * nothing), then the original Socket/ServerSocket classes are restored, the listeners stop and the
+     * bean goes; connections already on a fast path keep it until the application closes them.
+     * Idempotent; never throws.
+     */
+    public static synchronized void stopRunning() {
+        SoraAgent agent = running;
+        if (agent == null) {
+            return;
+        }
+        running = null;
+        agent.stop();
+    }
+
+    private void stop() {
+        SoraBridge.install(null, false);
+        try {
+            instrumentation.uninstall();
+        } catch (Throwable t) {
+            System.err.println("[sora] ERROR detach could not restore java.net.Socket/ServerSocket: " + t);
+        }
+        Connections.unregister();
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // the JVM is exiting; the hook closes the trace
+        }
+        manager.stop(tracer::close);
+    }
+
+    /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */
+    private static void detachThroughJmx() {
+        try {
+            ManagementFactory.getPlatformMBeanServer().invoke(Connections.objectName(), "detach", null, null);
+        } catch (JMException e) {
+            System.err.println("[sora] ERROR detach: no sora agent is registered in this JVM (" + e + ")");
         }
     }
 
@@ -107,12 +256,12 @@ public final class SoraAgent {
         }
     }
 
-    private static RuleSet loadRules(AgentOptions options, Properties sys, Tracer tracer) {
+    private static RuleSet loadRules(AgentOptions options, Properties sys, Tracer tracer, List<String> problems) {
         Optional<Path> conf;
         try {
             conf = ConfigLocator.locate(options.asMap(), sys);
         } catch (IllegalArgumentException e) {
-            System.err.println("[sora] ERROR " + e.getMessage() + "; all connections use TCP");
+            report(problems, e.getMessage() + "; all connections use TCP");
             return RuleSet.empty();
         }
         if (conf.isEmpty()) {
@@ -126,14 +275,14 @@ public final class SoraAgent {
             return rules;
         } catch (RuleSyntaxException e) {
             for (RuleError err : e.errors()) {
-                System.err.println("[sora] ERROR " + err.format());
+                report(problems, err.format());
                 if (tracer.isOn(Category.NET)) {
                     tracer.event(Hook.CONFIG_ERROR, 0, "tcp", err.format(), null);
                 }
             }
-            System.err.println("[sora] ERROR configuration " + conf.get() + " rejected; all connections use TCP");
+            report(problems, "configuration " + conf.get() + " rejected; all connections use TCP");
         } catch (IOException e) {
-            System.err.println("[sora] ERROR cannot read configuration " + conf.get() + ": " + e + "; all connections use TCP");
+            report(problems, "cannot read configuration " + conf.get() + ": " + e + "; all connections use TCP");
             if (tracer.isOn(Category.NET)) {
                 tracer.event(Hook.CONFIG_ERROR, 0, "tcp", "cannot read " + conf.get() + ": " + e, null);
             }
@@ -141,8 +290,29 @@ public final class SoraAgent {
         return RuleSet.empty();
     }
 
-    private void shutdownTrace() {
-        tracer.close();
+    /** A start-up problem: on stderr as before, and kept for the JMX bean (what {@code sora attach} prints). */
+    private static void report(List<String> problems, String message) {
+        System.err.println("[sora] ERROR " + message);
+        problems.add(message);
+    }
+
+    private List<FastPathInfo> fastPathInfo() {
+        List<FastPathInfo> out = new ArrayList<>();
+        for (Map.Entry<Provider, Transport> e : fastPaths.transports().entrySet()) {
+            var a = e.getValue().availability();
+            out.add(new FastPathInfo(e.getKey().keyword(), a.isAvailable(),
+                    a.unavailabilityCause().map(Throwable::getMessage).orElse(null)));
+        }
+        return out;
+    }
+
+    private static String version(File agentJar) {
+        try (JarFile jar = new JarFile(agentJar)) {
+            String v = jar.getManifest() == null ? null : jar.getManifest().getMainAttributes().getValue("Implementation-Version");
+            return v == null ? "unknown" : v;
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     /** The running agent, or null. */

@@ -1,0 +1,111 @@
+package io.sora.agent;
+
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.FastConnection;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.SocketHooks;
+import io.sora.transport.shm.ShmSettings;
+import io.sora.transport.shm.ShmTransport;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+
+/**
+ * Pairs one throw-away shm connection over loopback in a background thread at start-up, so that the
+ * application's first pairing does not pay for class loading, linking and first-time initialisation
+ * (selectors, secure random, mapped buffers, var handles): cold, that took 80 to 100 ms here, about
+ * the whole of the default 100 ms pairing wait, so a first connection could fall back to TCP.
+ *
+ * <p>It runs on its own transport instance with tracing off (the trace shows only the application's
+ * connections) and marks its thread so the agent's socket advice ignores its sockets. Failures are
+ * ignored: a warm-up that fails costs the application nothing.
+ */
+final class PathWarmup {
+    private PathWarmup() {
+    }
+
+    static void start() {
+        if (Boolean.getBoolean("sora.warmup.disabled")) {
+            return;
+        }
+        Thread t = new Thread(PathWarmup::run, "sora-warmup");
+        t.setDaemon(true);
+        t.setPriority(Thread.MIN_PRIORITY);
+        t.start();
+    }
+
+    private static void run() {
+        ConnectionManager.INTERNAL.set(Boolean.TRUE);
+        ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
+        if (!shm.availability().isAvailable()) {
+            return;
+        }
+        PairingOptions options = new PairingOptions(4096, 4096, Duration.ofSeconds(5));
+        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+             ServerBinding binding = shm.listen((InetSocketAddress) server.getLocalSocketAddress(),
+                     key -> new AcceptPolicy.Allow(options));
+             Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+             Socket accepted = server.accept()) {
+            ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalSocketAddress(),
+                    (InetSocketAddress) client.getRemoteSocketAddress());
+            PairingResult c = shm.connect(key, options, hooks());
+            PairingResult s = binding.awaitPairing(key, options.fallbackWait(), hooks());
+            if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp) {
+                try (FastConnection a = cp.connection(); FastConnection b = sp.connection()) {
+                    exchange(a.outputStream(), b.inputStream());
+                    exchange(b.outputStream(), a.inputStream());
+                }
+            } else {
+                close(c);
+                close(s);
+            }
+        } catch (IOException | RuntimeException e) {
+            // a warm-up only
+        } finally {
+            ConnectionManager.INTERNAL.remove();
+        }
+    }
+
+    private static void exchange(OutputStream out, InputStream in) throws IOException {
+        byte[] buf = new byte[1024];
+        for (int i = 0; i < 64; i++) {
+            out.write(buf, 0, buf.length);
+            int got = 0;
+            while (got < buf.length) {
+                int n = in.read(buf, got, buf.length - got);
+                if (n < 0) {
+                    throw new IOException("warm-up connection ended early");
+                }
+                got += n;
+            }
+        }
+    }
+
+    private static void close(PairingResult r) throws IOException {
+        if (r instanceof PairingResult.Paired p) {
+            p.connection().close();
+        }
+    }
+
+    private static SocketHooks hooks() {
+        return new SocketHooks() {
+            @Override
+            public int soTimeoutMillis() {
+                return 5000;
+            }
+
+            @Override
+            public void closeSocket() {
+            }
+        };
+    }
+}

@@ -1,0 +1,62 @@
+package io.sora.agent.cli;
+
+import io.sora.agent.status.ConnectionInfo;
+import java.io.PrintStream;
+import java.util.List;
+import javax.management.openmbean.CompositeData;
+
+/** {@code detach <pid>}: restores the original socket classes in a JVM sora is attached to. */
+final class DetachCommand implements Command {
+    @Override
+    public String name() {
+        return "detach";
+    }
+
+    @Override
+    public String synopsis() {
+        return "detach <pid>";
+    }
+
+    @Override
+    public String summary() {
+        return "take sora out of a running JVM";
+    }
+
+    @Override
+    public String help() {
+        return """
+                usage: java -jar sora-agent.jar detach <pid>
+
+                Detaches sora from JVM <pid> (attached with 'attach' or started with -javaagent): the
+                original java.net.Socket and ServerSocket classes are restored and sora's listeners stop,
+                so new connections use plain TCP. Connections already on a fast path keep it until they
+                close, through the stream objects the application already holds (a getInputStream() or
+                getOutputStream() called after the detach returns the TCP stream). 'attach' works again
+                afterwards.
+                """;
+    }
+
+    @Override
+    public int run(List<String> args, PrintStream out, PrintStream err) throws CliException {
+        if (args.size() != 1) {
+            throw CliException.usage(args.isEmpty() ? "missing <pid>" : "too many arguments " + args.subList(1, args.size()));
+        }
+        long pid = TargetJvm.parsePid(args.get(0));
+        try (TargetJvm target = TargetJvm.attach(pid)) {
+            if (!target.soraAttached()) {
+                throw CliException.failed("sora is not attached to " + pid);
+            }
+            long fast = 0;
+            for (CompositeData d : (CompositeData[]) target.sora("Connections")) {
+                ConnectionInfo c = ConnectionInfo.from(d);
+                if (c.getState().equals("open") && !c.getPath().equals("tcp")) {
+                    fast++;
+                }
+            }
+            target.detachSora();
+            out.println("sora detached from " + pid + ": new connections use plain TCP; " + fast
+                    + (fast == 1 ? " connection on a fast path keeps it" : " connections on a fast path keep it") + " until closed");
+            return 0;
+        }
+    }
+}

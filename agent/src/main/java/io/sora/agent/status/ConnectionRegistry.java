@@ -1,0 +1,187 @@
+package io.sora.agent.status;
+
+import io.sora.transport.FastConnection;
+import java.lang.ref.WeakReference;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.LongSupplier;
+
+/**
+ * The connections of this JVM that a rule matched, paired or left on TCP with the reason, for the status
+ * view. Connections no rule matched are never registered, so they cost nothing here.
+ *
+ * <p>A connection counts as closed once its socket was closed (reported by {@link #closed}, or seen by
+ * {@link Socket#isClosed()} on the next snapshot, which also covers sockets closed after detach) or was
+ * garbage-collected; closed entries stay visible for {@link #KEEP_CLOSED_MILLIS} and are then dropped, so
+ * the registry's size is bounded by the open connections plus those closed recently.
+ *
+ * <p>Thread-safe: any thread may add, close and snapshot at once.
+ */
+public final class ConnectionRegistry {
+    /** How long a closed connection stays in the table: long enough to see how it ended. */
+    public static final long KEEP_CLOSED_MILLIS = 30_000;
+    private static final int PRUNE_EVERY = 256;
+
+    /** Which end of the TCP connection this JVM is. */
+    public enum Side {
+        CLIENT, SERVER;
+
+        String label() {
+            return this == CLIENT ? "client" : "server";
+        }
+    }
+
+    private final LongSupplier clock;
+    private final ConcurrentLinkedQueue<Entry> entries = new ConcurrentLinkedQueue<>();
+    private final Map<Socket, Entry> bySocket = Collections.synchronizedMap(new WeakHashMap<>());
+    private int addsSincePrune;
+
+    /** A registry on the wall clock. */
+    public ConnectionRegistry() {
+        this(System::currentTimeMillis);
+    }
+
+    /** A registry on the given millisecond clock (tests). */
+    public ConnectionRegistry(LongSupplier clock) {
+        this.clock = clock;
+    }
+
+    /** Registers a connection whose path was just decided, with the socket's own addresses. */
+    public void add(Socket socket, long id, Side side, String path, String reason, FastConnection connection) {
+        add(socket, id, side, hostPort(socket.getLocalSocketAddress()), hostPort(socket.getRemoteSocketAddress()), path,
+                reason, connection);
+    }
+
+    /** {@code 127.0.0.1:5000} or {@code [::1]:5000}. */
+    static String hostPort(java.net.SocketAddress a) {
+        if (!(a instanceof java.net.InetSocketAddress i) || i.getAddress() == null) {
+            return String.valueOf(a);
+        }
+        String host = i.getAddress().getHostAddress();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + i.getPort();
+    }
+
+    /**
+     * Registers a connection whose path was just decided.
+     *
+     * @param connection the fast connection, or null for a connection left on TCP
+     */
+    public void add(Socket socket, long id, Side side, String local, String remote, String path, String reason,
+                    FastConnection connection) {
+        Entry e = new Entry(new WeakReference<>(socket), id, side, local, remote, path, reason, connection, clock.getAsLong());
+        entries.add(e);
+        bySocket.put(socket, e);
+        boolean prune;
+        synchronized (this) {
+            prune = ++addsSincePrune >= PRUNE_EVERY;
+            if (prune) {
+                addsSincePrune = 0;
+            }
+        }
+        if (prune) {
+            prune(clock.getAsLong());
+        }
+    }
+
+    /** Marks the socket's connection closed now; a socket never registered is ignored. */
+    public void closed(Socket socket) {
+        if (bySocket.isEmpty()) {
+            return;
+        }
+        Entry e = bySocket.remove(socket);
+        if (e != null) {
+            e.markClosed(clock.getAsLong());
+        }
+    }
+
+    /** The table, oldest first; drops entries closed more than {@link #KEEP_CLOSED_MILLIS} ago. */
+    public List<ConnectionInfo> snapshot() {
+        long now = clock.getAsLong();
+        prune(now);
+        List<ConnectionInfo> out = new ArrayList<>();
+        for (Entry e : entries) {
+            out.add(e.info(now));
+        }
+        return out;
+    }
+
+    /** Entries currently held (open and recently closed). */
+    public int size() {
+        return entries.size();
+    }
+
+    private void prune(long now) {
+        for (Iterator<Entry> it = entries.iterator(); it.hasNext(); ) {
+            Entry e = it.next();
+            e.refreshClosed(now);
+            if (e.closedAt != 0 && now - e.closedAt > KEEP_CLOSED_MILLIS) {
+                it.remove();
+            }
+        }
+    }
+
+    private static final class Entry {
+        final WeakReference<Socket> socket;
+        final long id;
+        final Side side;
+        final String local;
+        final String remote;
+        final String path;
+        final String reason;
+        /** Dropped at close (its mapped memory must not outlive the connection); the counts stay. */
+        private volatile FastConnection connection;
+        private volatile long sentAtClose = -1;
+        private volatile long receivedAtClose = -1;
+        final long createdAt;
+        volatile long closedAt;
+
+        Entry(WeakReference<Socket> socket, long id, Side side, String local, String remote, String path,
+              String reason, FastConnection connection, long createdAt) {
+            this.socket = socket;
+            this.id = id;
+            this.side = side;
+            this.local = local;
+            this.remote = remote;
+            this.path = path;
+            this.reason = reason;
+            this.connection = connection;
+            this.createdAt = createdAt;
+        }
+
+        void refreshClosed(long now) {
+            if (closedAt == 0) {
+                Socket s = socket.get();
+                if (s == null || s.isClosed()) {
+                    markClosed(now);
+                }
+            }
+        }
+
+        synchronized void markClosed(long now) {
+            if (closedAt == 0) {
+                closedAt = now;
+            }
+            FastConnection c = connection;
+            if (c != null) {
+                sentAtClose = c.bytesSent();
+                receivedAtClose = c.bytesReceived();
+                connection = null;
+            }
+        }
+
+        ConnectionInfo info(long now) {
+            FastConnection c = connection;
+            long sent = c == null ? sentAtClose : c.bytesSent();
+            long received = c == null ? receivedAtClose : c.bytesReceived();
+            long end = closedAt == 0 ? now : closedAt;
+            return new ConnectionInfo(id, side.label(), local, remote, path, reason == null ? "" : reason, sent,
+                    received, Math.max(0, end - createdAt), closedAt == 0 ? "open" : "closed");
+        }
+    }
+}
