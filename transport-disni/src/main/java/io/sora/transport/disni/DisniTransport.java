@@ -1,51 +1,102 @@
 package io.sora.transport.disni;
 
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
 import io.sora.transport.Availability;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
+import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
 import io.sora.transport.Transport;
-import java.io.File;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Objects;
+import java.util.Optional;
 
 /**
- * The RDMA medium through IBM DiSNI. Availability is probed once, in order of cost: the kill switch
- * {@code -Dsora.rdma.disabled=true}, an RDMA device under {@code /sys/class/infiniband}, then the
- * native library and the verbs stream engine. The first failing step is the cause reported (and
- * traced at {@code initverbs}); an unavailable transport is never asked to pair, so such connections
- * stay on TCP.
+ * The RDMA transport through IBM DiSNI's verbs layer (never its endpoint layer). The application's
+ * TCP connection is made first; the client then opens an RDMA CM connection to the same address and
+ * port (RDMA port space) and pairs it with the TCP connection by HELLO / OFFER / COMMIT messages over
+ * SEND/RECV; the bytes then move by RDMA WRITE WITH IMMEDIATE into the receiver's registered ring.
+ * See docs/rdma.md.
+ *
+ * <pre>{@code
+ * DisniTransport rdma = DisniTransport.create(tracer);          // probes once
+ * if (rdma.availability().isAvailable()) {
+ *     ServerBinding b = rdma.listen(boundAddress, policy);       // server JVM, per ServerSocket
+ *     PairingResult r = b.awaitPairing(new ConnectionKey(remote, local), wait, hooks);
+ *     PairingResult c = rdma.connect(new ConnectionKey(local, remote), options, hooks); // client JVM
+ * }
+ * }</pre>
+ *
+ * Thread-safe. {@link #connect} and {@link ServerBinding#awaitPairing} never throw; an unavailable
+ * transport refuses to listen and falls back on connect, with the probe's cause.
  */
 public final class DisniTransport implements Transport {
+    /** {@code -Dsora.rdma.disabled=true} turns the transport off (every rdma rule stays on TCP). */
+    public static final String DISABLED_PROPERTY = "sora.rdma.disabled";
+    /**
+     * {@code -Dsora.rdma.selftest=false} skips the start-up self-test (one paired connection to
+     * itself, which proves registration and the whole protocol work and warms every code path, so
+     * the first real pairing fits JSOR's 100 ms wait).
+     */
+    public static final String SELF_TEST_PROPERTY = "sora.rdma.selftest";
+    /**
+     * {@code -Dsora.rdma.wait.min=MILLIS}: the least time an RDMA pairing may take before the
+     * connection stays on TCP, whatever the rule's wait. Without it the floor is ten times what the
+     * self-test's warm pairing took (at most 5 s): a few milliseconds on RDMA hardware, so rules'
+     * waits (JSOR's 100 ms) apply unchanged, but enough on a slow (emulated) machine to pair at all.
+     */
+    public static final String MIN_WAIT_PROPERTY = "sora.rdma.wait.min";
+    private static final long MAX_AUTO_WAIT_NANOS = 5_000_000_000L;
+
     private final Tracer tracer;
     private final Availability availability;
+    private final RdmaProbe.Device device;
+    private final int spinIterations;
+    private final RdmaClient client;
+    private final long minWaitNanos;
 
-    private DisniTransport(Tracer tracer, Availability availability) {
+    private DisniTransport(Tracer tracer, Availability availability, RdmaProbe.Device device, long minWaitNanos) {
         this.tracer = tracer;
+        this.minWaitNanos = minWaitNanos;
         this.availability = availability;
+        this.device = device;
+        this.spinIterations = RingConnection.spinIterationsFromSystemProperty();
+        this.client = new RdmaClient(tracer, spinIterations, null);
     }
 
-    /** Probes once and returns the transport; never throws. */
+    /**
+     * Probes once (kill switch, device, memlock limit, native library, event channel, device context)
+     * and returns the transport; never throws. An unavailable result is traced as
+     * {@code RDMA_UNAVAILABLE} with its cause.
+     */
     public static DisniTransport create(Tracer tracer) {
-        return new DisniTransport(tracer, probe());
-    }
-
-    static Availability probe() {
-        if (Boolean.getBoolean("sora.rdma.disabled")) {
-            return Availability.unavailable(new IllegalStateException("disabled by -Dsora.rdma.disabled=true"));
+        Objects.requireNonNull(tracer, "tracer");
+        try {
+            RdmaProbe.Device d = RdmaProbe.probe(tracer);
+            long configured = Long.getLong(MIN_WAIT_PROPERTY, -1L);
+            if (!Boolean.parseBoolean(System.getProperty(SELF_TEST_PROPERTY, "true"))) {
+                return new DisniTransport(tracer, Availability.available(), d, Math.max(0, configured) * 1_000_000L);
+            }
+            long pairing = SelfTest.run(new DisniTransport(Tracer.OFF, Availability.available(), d, 0), d.address());
+            long floor = configured >= 0 ? configured * 1_000_000L : Math.min(MAX_AUTO_WAIT_NANOS, 10 * pairing);
+            if (tracer.isOn(Category.JSOR)) {
+                tracer.event(Hook.RDMA_DEVICE_OPEN, 0, "rdma", null, "self-test paired in " + pairing / 1000 + " us; pairing wait at least "
+                        + floor / 1_000_000L + " ms");
+            }
+            return new DisniTransport(tracer, Availability.available(), d, floor);
+        } catch (IOException | RuntimeException | LinkageError e) {
+            if (tracer.isOn(Category.JSOR)) {
+                tracer.event(Hook.RDMA_UNAVAILABLE, 0, "tcp", e.getMessage(), null);
+            }
+            return new DisniTransport(tracer, Availability.unavailable(e), null, 0);
         }
-        File dir = new File(System.getProperty("sora.rdma.sysfs", "/sys/class/infiniband"));
-        String[] devices = dir.list();
-        if (devices == null || devices.length == 0) {
-            return Availability.unavailable(new IllegalStateException(
-                    "no RDMA device (" + dir + " is " + (devices == null ? "missing" : "empty") + ")"));
-        }
-        return Availability.unavailable(new UnsupportedOperationException(
-                "RDMA device(s) " + String.join(",", devices) + " present, but this build has no RDMA stream engine yet"));
     }
 
     @Override
@@ -58,13 +109,67 @@ public final class DisniTransport implements Transport {
         return availability;
     }
 
+    /** The RDMA device's IPv4 address (wildcard listens and bind rules use it), if available. */
+    public Optional<InetAddress> deviceAddress() {
+        return device == null ? Optional.empty() : Optional.of(device.address());
+    }
+
+    /**
+     * Sets where client RDMA connections bind (JSOR's {@code rdma bind} rule): {@code address} null
+     * means the RDMA device's address; ports from {@code lowestPort} while {@code ports} allows them.
+     * Null clears it (the CM picks address and port).
+     */
+    public void setClientBind(InetAddress address, int lowestPort, java.util.function.IntPredicate ports) {
+        if (ports == null) {
+            client.setBind(null);
+            return;
+        }
+        InetAddress a = address != null ? address : device != null ? device.address() : null;
+        client.setBind(a == null ? null : new ClientBind(a, lowestPort, ports));
+    }
+
+    /**
+     * Starts an RDMA CM listen on {@code bound}'s port, at its address, or at the RDMA device's
+     * address when {@code bound} is a wildcard.
+     *
+     * @throws IOException when unavailable or the address cannot listen for RDMA (e.g. not an RDMA
+     *                     interface); serve that server socket over TCP then
+     */
     @Override
     public ServerBinding listen(InetSocketAddress bound, AcceptPolicy policy) throws IOException {
-        throw new IOException("rdma unavailable: " + availability.unavailabilityCause().map(Throwable::getMessage).orElse("?"));
+        Objects.requireNonNull(bound, "bound");
+        Objects.requireNonNull(policy, "policy");
+        if (!availability.isAvailable()) throw new IOException("rdma unavailable: " + cause());
+        InetAddress a = bound.getAddress().isAnyLocalAddress() ? device.address() : bound.getAddress();
+        RdmaServerBinding b = new RdmaServerBinding(bound, new InetSocketAddress(a, bound.getPort()), policy, tracer,
+                spinIterations, minWaitNanos);
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.CM_EVENT, 0, "rdma", null, "LISTEN " + b.listenAddress() + " bound=" + bound);
+        }
+        return b;
     }
 
     @Override
     public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
-        return new PairingResult.Fallback("rdma unavailable: " + availability.unavailabilityCause().map(Throwable::getMessage).orElse("?"));
+        if (!availability.isAvailable()) return new PairingResult.Fallback("rdma unavailable: " + cause());
+        try {
+            Objects.requireNonNull(options, "options");
+            if (options.fallbackWait().toNanos() < minWaitNanos) {
+                options = new PairingOptions(options.sendBufferSize(), options.receiveBufferSize(),
+                        java.time.Duration.ofNanos(minWaitNanos));
+            }
+            return client.connect(Objects.requireNonNull(key, "key"), options, Objects.requireNonNull(hooks, "hooks"));
+        } catch (RuntimeException e) {
+            return new PairingResult.Fallback("rdma pairing failed: " + e);
+        }
+    }
+
+    /** The least pairing wait in force (see {@link #MIN_WAIT_PROPERTY}). */
+    public java.time.Duration minimumWait() {
+        return java.time.Duration.ofNanos(minWaitNanos);
+    }
+
+    private String cause() {
+        return availability.unavailabilityCause().map(Throwable::getMessage).orElse("unknown");
     }
 }

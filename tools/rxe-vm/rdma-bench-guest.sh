@@ -1,0 +1,60 @@
+#!/bin/bash
+# rdma-bench-guest.sh WORKDIR - runs INSIDE the Soft-RoCE VM (started by run-rdma-bench.sh): on the
+# same rxe0, perftest's ib_send_lat and ib_write_bw, rsockets' rstream (RDMA and its TCP mode), then
+# io.sora.it.rdma.RdmaBench over TCP (no agent) and over RDMA (agent + rdma rules). Raw outputs go to
+# WORKDIR/bench/*.log; a table is printed at the end.
+set -u
+W=$1
+IP=${RXE_IP:-192.168.77.1}
+DEV=${RXE_DEV:-rxe0}
+J=${SORA_BENCH_JDK:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+N=${SORA_BENCH_ROUNDS:-1000}
+MIB=${SORA_BENCH_MIB:-64}
+B=$W/bench
+mkdir -p "$B"
+pair(){ # name "server cmd" "client cmd"
+  local name=$1
+  timeout 120 bash -c "$2" > "$B/$name-server.log" 2>&1 &
+  local spid=$!
+  sleep 2
+  timeout 120 bash -c "$3" > "$B/$name.log" 2>&1
+  wait $spid 2>/dev/null
+  echo "--- $name"; cat "$B/$name.log"
+}
+pair ib_send_lat "ib_send_lat -d $DEV -s 4096 -n $N" "ib_send_lat -d $DEV -s 4096 -n $N $IP"
+pair ib_write_bw "ib_write_bw -d $DEV -s 65536 -n 2000" "ib_write_bw -d $DEV -s 65536 -n 2000 $IP"
+pair rstream "rstream -S 4096 -C $N -p 7471" "rstream -s $IP -S 4096 -C $N -p 7471"
+pair rstream_tcp "rstream -T s -S 4096 -C $N -p 7472" "rstream -T s -s $IP -S 4096 -C $N -p 7472"
+CP="$W/test-classes"
+echo "--- sora bench over TCP (no agent)"
+"$J" -cp "$CP" io.sora.it.rdma.RdmaBench "$IP" 7473 "$N" "$MIB" 2>&1 | tee "$B/tcp.log"
+echo "--- sora bench over RDMA (agent, rdma rules)"
+"$J" "-javaagent:$W/sora-agent.jar=conf=$W/suite.conf" -cp "$CP" io.sora.it.rdma.RdmaBench "$IP" 7474 "$N" "$MIB" 2>&1 \
+  | tee "$B/rdma.log"
+
+echo "--- sora bench over RDMA with a long spin budget (-Dsora.spin.iterations=200000)"
+"$J" -Dsora.spin.iterations=200000 "-javaagent:$W/sora-agent.jar=conf=$W/suite.conf" -cp "$CP" io.sora.it.rdma.RdmaBench \
+  "$IP" 7475 "$N" "$MIB" 2>&1 | tee "$B/rdma-spin.log"
+
+# ib_send_lat prints one-way latency (half the round trip); rstream prints usec per transfer (a round trip of -S bytes)
+lat=$(awk '/^ *4096 /{print $5; exit}' "$B/ib_send_lat.log")        # t_typical [usec]
+bw=$(awk '/^ *65536 /{print $4; exit}' "$B/ib_write_bw.log")         # BW average [MB/sec]
+rs=$(awk '/4k_lat|4096/ && NF>=7 {print $NF; exit}' "$B/rstream.log")
+rst=$(awk '/4k_lat|4096/ && NF>=7 {print $NF; exit}' "$B/rstream_tcp.log")
+sr=$(sed -n 's/.*rtt path=rdma .*median_us=\([0-9.]*\).*/\1/p' "$B/rdma.log")
+st=$(sed -n 's/.*rtt path=tcp.*median_us=\([0-9.]*\).*/\1/p' "$B/tcp.log")
+sbw=$(sed -n 's/.*stream path=rdma .*MB_per_s=\([0-9.]*\).*/\1/p' "$B/rdma.log")
+tbw=$(sed -n 's/.*stream path=tcp.*MB_per_s=\([0-9.]*\).*/\1/p' "$B/tcp.log")
+echo
+echo "=== 4 KiB round trip on $DEV (same VM run)"
+printf '%-34s %10s\n' "path" "RTT (us)"
+printf '%-34s %10s\n' "ib_send_lat (2 x t_typical)" "$(awk -v l="${lat:-0}" 'BEGIN{printf "%.1f", 2*l}')"
+printf '%-34s %10s\n' "rstream (rsockets, usec/xfer)" "${rs:-?}"
+printf '%-34s %10s\n' "rstream -T s (TCP in the guest)" "${rst:-?}"
+printf '%-34s %10s\n' "sora over TCP (median)" "${st:-?}"
+printf '%-34s %10s\n' "sora over RDMA (median)" "${sr:-?}"
+printf '%-34s %10s\n' "sora over RDMA, spin 200000 (median)" "$(sed -n 's/.*rtt path=rdma .*median_us=\([0-9.]*\).*/\1/p' "$B/rdma-spin.log")"
+echo "=== streaming throughput"
+printf '%-34s %10s\n' "ib_write_bw 64 KiB (MB/s)" "${bw:-?}"
+printf '%-34s %10s\n' "sora over RDMA, 64 KiB writes (MB/s)" "${sbw:-?}"
+printf '%-34s %10s\n' "sora over TCP, 64 KiB writes (MB/s)" "${tbw:-?}"

@@ -1,0 +1,106 @@
+#!/bin/bash
+# rdma-suite-guest.sh WORKDIR - runs INSIDE the Soft-RoCE VM (started by run-rdma-suite.sh): for each
+# JDK, (1) SampleServer/SampleClient over TCP and then through the agent with rdma rules, comparing
+# their output and checking the NET.462 path event says rdma; (2)+(3) the socket-semantics suite and
+# the 256 MiB SHA-256 transfer over RDMA in ONE agent JVM (JUnit console launcher). Writes
+# WORKDIR/summary.txt and exits non-zero if anything failed.
+set -u
+W=$1
+IP=${RXE_IP:-192.168.77.1}
+JDKS=${SORA_RDMA_JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
+PORT=65444
+SUMMARY=$W/summary.txt
+: > "$SUMMARY"
+fail=0
+[ -e /dev/infiniband/uverbs0 ] || { echo "FAIL no RDMA device in the guest" | tee -a "$SUMMARY"; exit 1; }
+result(){ # name status detail
+  printf '%-40s %s %s\n' "$1" "$2" "$3" | tee -a "$SUMMARY"
+  [ "$2" = PASS ] || fail=1
+}
+elapsed(){ echo "$(( $(date +%s) - $1 ))s"; }
+
+# run_pair OUTDIR SERVER_AGENT_OPTS CLIENT_AGENT_OPTS: SampleServer in the background, then SampleClient
+run_pair(){
+  local out=$1 sopt=$2 copt=$3
+  mkdir -p "$out"
+  "$J" $JFLAGS $sopt -cp "$W/sora-examples.jar" io.sora.examples.SampleServer "$IP" $PORT 1000 4096 \
+      > "$out/server.out" 2> "$out/server.err" &
+  local spid=$!
+  for _ in $(seq 1 600); do grep -q 'Server Ready>' "$out/server.out" 2>/dev/null && break; sleep 0.2; done
+  "$J" $JFLAGS $copt -cp "$W/sora-examples.jar" io.sora.examples.SampleClient "$IP" $PORT 1000 4096 \
+      > "$out/client.out" 2> "$out/client.err"
+  local crc=$?
+  wait $spid; local src=$?
+  echo "$crc $src" > "$out/rc"
+}
+# watchdog PID LOG LIMIT: thread dumps into LOG every 90 s after 150 s, kill after LIMIT seconds
+watchdog(){
+  local pid=$1 log=$2 limit=$3 t=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5; t=$((t + 5))
+    if [ $t -ge 150 ] && [ $((t % 90)) -eq 60 ]; then
+      echo "=== watchdog: thread dump after ${t}s" >> "$log"; kill -QUIT "$pid"
+    fi
+    if [ $t -ge "$limit" ]; then echo "=== watchdog: killed after ${t}s" >> "$log"; kill -9 "$pid"; fi
+  done
+}
+norm(){ sed -E 's/:[0-9]+/:PORT/g; s/[0-9]+ usec/N usec/' "$1"; }
+
+for jdk in $JDKS; do
+  J=$jdk/bin/java
+  name=$(basename "$jdk")
+  [ -x "$J" ] || { result "$name" FAIL "no JDK at $jdk"; continue; }
+  O=$W/$name
+  mkdir -p "$O"
+  JFLAGS="-XX:TieredStopAtLevel=1"
+  echo "=== $name: $("$J" -version 2>&1 | head -1)"
+
+  # 1. the JSOR sample, TCP then RDMA
+  t0=$(date +%s)
+  run_pair "$O/tcp" "" ""
+  A="-javaagent:$W/sora-agent.jar"
+  TR="trace=iprint=NET+iprint=JSOR"
+  run_pair "$O/rdma" "$A=conf=$W/server.conf,$TR,trace.file=$O/rdma/server-trace.json" \
+                     "$A=conf=$W/client.conf,$TR,trace.file=$O/rdma/client-trace.json"
+  cat "$O/rdma/server.out" "$O/rdma/client.out"
+  problems=""
+  [ "$(cat "$O/tcp/rc")" = "0 0" ] || problems+="tcp exit codes $(cat "$O/tcp/rc"); "
+  [ "$(cat "$O/rdma/rc")" = "0 0" ] || problems+="rdma exit codes $(cat "$O/rdma/rc"); "
+  for side in server client; do
+    norm "$O/tcp/$side.out" > "$O/tcp/$side.norm"; norm "$O/rdma/$side.out" > "$O/rdma/$side.norm"
+    cmp -s "$O/tcp/$side.norm" "$O/rdma/$side.norm" \
+      || problems+="$side output differs from TCP; "
+    [ -s "$O/rdma/$side.err" ] && problems+="$side stderr not empty: $(head -c 300 "$O/rdma/$side.err" | tr '\n' ' '); "
+    grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | grep -q '"path":"rdma"' \
+      || problems+="$side trace has no NET.462 path=rdma ($(grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | head -1)); "
+  done
+  grep -h '"id":462' "$O/rdma/"*-trace.json 2>/dev/null | head -2
+  if [ -z "$problems" ]; then result "$name sample over rdma" PASS "($(elapsed $t0))"; else
+    result "$name sample over rdma" FAIL "$problems"
+    for f in "$O"/rdma/*.err "$O"/rdma/*.out; do echo "--- $f"; head -40 "$f"; done
+    grep -h 'rdma\|JSOR' "$O"/rdma/*-trace.json 2>/dev/null | tail -40
+  fi
+
+  # 2 + 3. semantics suite and the 256 MiB transfer, one JVM
+  t0=$(date +%s)
+  "$J" $JFLAGS "$A=conf=$W/suite.conf,$TR,trace.file=$O/suite-trace.json" -jar "$W/lib/junit-platform-console-standalone.jar" execute \
+      --class-path "$W/test-classes" --select-class io.sora.it.rdma.RdmaSemanticsTest \
+      --select-class io.sora.it.rdma.RdmaTransferTest --details=tree --disable-banner --fail-if-no-tests \
+      > "$O/suite.log" 2>&1 &
+  spid=$!
+  watchdog "$spid" "$O/suite.log" "${SORA_RDMA_SUITE_LIMIT:-420}"
+  wait $spid
+  rc=$?
+  cat "$O/suite.log"
+  counts=$(grep -E '^\[ +[0-9]+ tests (successful|failed)' "$O/suite.log" | tr -s ' ' | tr '\n' ' ')
+  if [ $rc -eq 0 ]; then result "$name semantics + 256 MiB over rdma" PASS "$counts($(elapsed $t0))"
+  else
+    result "$name semantics + 256 MiB over rdma" FAIL "exit $rc $counts"
+    echo "--- connections left on TCP, with their reasons:"
+    grep '"id":462' "$O/suite-trace.json" | grep '"path":"tcp"' | cut -c1-400 | head -20
+    grep -v '"id":4[56][0-9]' "$O/suite-trace.json" | grep -i 'fail\|reason' | cut -c1-300 | head -30
+  fi
+done
+echo "=== summary"
+cat "$SUMMARY"
+exit $fail

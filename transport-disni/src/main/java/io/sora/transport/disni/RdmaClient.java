@@ -1,0 +1,192 @@
+package io.sora.transport.disni;
+
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmEvent.EventType;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaConnParam;
+import io.sora.trace.Tracer;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.RingConnection;
+import io.sora.transport.SocketHooks;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client half of pairing, run by the application's connecting thread right after its TCP connect:
+ * RDMA CM connect to the same address and port (resolve address, route, connect, each bounded by the
+ * rule's wait), then HELLO, OFFER or NO, COMMIT over SEND/RECV. Every failure is a
+ * {@link PairingResult.Fallback} with its reason, and releases what was set up (the server, seeing the
+ * RDMA connection drop before COMMIT, keeps the connection on TCP as well).
+ *
+ * <p>All client CM ids of the JVM share one event channel and its thread ({@code sora-rdma-cm}).
+ */
+final class RdmaClient {
+    static final int MAX_RING = 256 << 20;
+    private static final int BIND_ATTEMPTS = 64;
+
+    private final Tracer tracer;
+    private final int spinIterations;
+    private volatile ClientBind bind;
+    /** One CM event channel and thread for every client connection of the JVM. */
+    private static CmLoop loop;
+
+    RdmaClient(Tracer tracer, int spinIterations, ClientBind bind) {
+        this.tracer = tracer;
+        this.spinIterations = spinIterations;
+        this.bind = bind;
+    }
+
+    void setBind(ClientBind bind) {
+        this.bind = bind;
+    }
+
+    private CmLoop loop() throws IOException {
+        synchronized (RdmaClient.class) {
+            if (loop == null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1);
+            loop.setTracer(tracer);
+            return loop;
+        }
+    }
+
+    /** CM events of one connecting id: queued for the connecting thread, later DISCONNECTED to the medium. */
+    private static final class Attempt implements CmLoop.Handler {
+        final long conn;
+        final RdmaCmId id;
+        final LinkedBlockingQueue<EventType> events = new LinkedBlockingQueue<>();
+        volatile RdmaMedium medium;
+
+        Attempt(long conn, RdmaCmId id) {
+            this.conn = conn;
+            this.id = id;
+        }
+
+        @Override
+        public void onCmEvent(EventType type, RdmaCmEvent event) {
+            RdmaMedium m = medium;
+            if (type == EventType.RDMA_CM_EVENT_DISCONNECTED && m != null) {
+                m.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
+                try {
+                    id.disconnect(); // completes the peer's disconnect (IB CM needs both sides)
+                } catch (IOException | RuntimeException e) {
+                    // we disconnected already
+                }
+                return;
+            }
+            events.add(type);
+        }
+
+        @Override
+        public long conn() {
+            return conn;
+        }
+    }
+
+    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+        long waitNanos = options.fallbackWait().toNanos();
+        long deadline = System.nanoTime() + waitNanos;
+        long conn = RingConnection.nextId();
+        CmLoop cm;
+        RdmaCmId id;
+        try {
+            cm = loop();
+            id = cm.createId();
+        } catch (IOException e) {
+            return new PairingResult.Fallback("cannot create an RDMA CM id: " + e.getMessage());
+        }
+        Attempt a = new Attempt(conn, id);
+        cm.register(id, a);
+        RdmaMedium medium = null;
+        boolean paired = false;
+        try {
+            String refusal = bindLocal(id);
+            if (refusal != null) return new PairingResult.Fallback(refusal);
+            InetSocketAddress server = key.server();
+            id.resolveAddr(null, server, millisLeft(deadline));
+            String r = expect(a, EventType.RDMA_CM_EVENT_ADDR_RESOLVED, deadline, "RDMA address resolution of " + server);
+            if (r != null) return new PairingResult.Fallback(r);
+            id.resolveRoute(millisLeft(deadline));
+            r = expect(a, EventType.RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "RDMA route resolution to " + server);
+            if (r != null) return new PairingResult.Fallback(r);
+            QueuePair qp = new QueuePair(id, conn, tracer);
+            medium = new RdmaMedium(conn, qp, tracer);
+            medium.setOnRelease(() -> cm.release(id));
+            a.medium = medium;
+            IbvMr ring = medium.allocateReceiveRing(options.receiveBufferSize());
+            RdmaConnParam param = new RdmaConnParam();
+            param.setRetry_count((byte) 7);
+            param.setRnr_retry_count((byte) 7);
+            id.connect(param);
+            r = expect(a, EventType.RDMA_CM_EVENT_ESTABLISHED, deadline, "RDMA connect to " + server);
+            if (r != null) return new PairingResult.Fallback(r);
+            qp.traceQp("RTS", "connected to " + server);
+            qp.postMessage(new RdmaWire.Hello(key, ring.getAddr(), ring.getRkey(), options.receiveBufferSize()));
+            RdmaWire.Message reply = medium.nextMessage(deadline);
+            if (reply == null) {
+                return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+            }
+            if (reply instanceof RdmaWire.No no) return new PairingResult.Fallback(no.reason());
+            if (!(reply instanceof RdmaWire.Offer offer)) {
+                return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
+            }
+            if (offer.ringSize() <= 0 || offer.ringSize() > MAX_RING) {
+                return new PairingResult.Fallback("offer has a " + offer.ringSize() + "-byte ring (1 byte to 256 MiB allowed)");
+            }
+            medium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+            qp.postMessage(new RdmaWire.Commit(offer.secret()));
+            medium.paired();
+            paired = true;
+            return new PairingResult.Paired(new RingConnection(conn, "rdma", medium, hooks, spinIterations));
+        } catch (IOException | RuntimeException e) {
+            return new PairingResult.Fallback("rdma pairing failed: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new PairingResult.Fallback("interrupted while pairing over RDMA");
+        } finally {
+            if (!paired) {
+                if (medium != null) {
+                    medium.abort(); // the server sees the RDMA connection go before COMMIT: TCP on both ends
+                } else {
+                    cm.release(id);
+                }
+            }
+        }
+    }
+
+    /** Applies the rule's {@code rdma bind}: local address (wildcard = the RDMA device's) and first free port. */
+    private String bindLocal(RdmaCmId id) {
+        ClientBind b = bind;
+        if (b == null) return null;
+        IOException last = null;
+        int port = b.lowestPort();
+        for (int i = 0; i < BIND_ATTEMPTS && port <= 65535 && (i == 0 || b.allows(port)); i++, port++) {
+            try {
+                id.bindAddr(new InetSocketAddress(b.address(), port));
+                return null;
+            } catch (IOException e) {
+                last = e;
+                if (port == 0) break;
+            }
+        }
+        return "rdma bind rule: cannot bind the RDMA connection to " + b.address().getHostAddress() + " port "
+                + b.lowestPort() + (last == null ? "" : " (" + last.getMessage() + ")");
+    }
+
+    private static String expect(Attempt a, EventType wanted, long deadline, String what) throws InterruptedException {
+        long left = deadline - System.nanoTime();
+        EventType got = left <= 0 ? a.events.poll() : a.events.poll(left, TimeUnit.NANOSECONDS);
+        if (got == wanted) return null;
+        if (got == null) return what + " did not complete within the pairing wait";
+        if (got == EventType.RDMA_CM_EVENT_REJECTED) return "no sora RDMA listener at the server (" + what + " rejected)";
+        return what + " failed: " + got.name();
+    }
+
+    private static int millisLeft(long deadline) {
+        long ms = (deadline - System.nanoTime()) / 1_000_000L;
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, ms));
+    }
+}

@@ -1,0 +1,155 @@
+package io.sora.transport.disni;
+
+import io.sora.transport.ConnectionKey;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The messages two sora agents exchange with RDMA SEND/RECV on a fresh RC queue pair. Every message
+ * is {@code u32 magic "SORA" | u16 version | u8 type | body}, big-endian, at most {@link #SLOT_SIZE}
+ * bytes (the size of one posted receive buffer).
+ *
+ * <pre>
+ * HELLO  (1) client address, server address (u8 len 4|16, bytes, u16 port each),
+ *            i64 client ring address, i32 client ring rkey, i32 client ring size
+ * OFFER  (2) i64 server ring address, i32 rkey, i32 size, 16 bytes secret, i64 server connection id
+ * NO     (3) u16 n, n bytes UTF-8 reason
+ * COMMIT (4) the 16-byte secret of the OFFER
+ * CTRL   (5) i64 consumer cursor, i32 flags           (after COMMIT: credits and half-close flags)
+ * </pre>
+ * Data never travels in messages: it is RDMA-written into the peer's ring.
+ */
+final class RdmaWire {
+    static final int MAGIC = 0x534F5241; // "SORA"
+    static final int VERSION = 1;
+    /** Size of one receive buffer, so the upper bound of every message. */
+    static final int SLOT_SIZE = 128;
+    static final int SECRET_SIZE = 16;
+    static final int MAX_REASON = 96;
+    static final byte HELLO = 1;
+    static final byte OFFER = 2;
+    static final byte NO = 3;
+    static final byte COMMIT = 4;
+    static final byte CTRL = 5;
+    static final int PREAMBLE = 4 + 2 + 1;
+    /** Length of a CTRL message; small enough to be sent inline. */
+    static final int CTRL_SIZE = PREAMBLE + 8 + 4;
+
+    private RdmaWire() {
+    }
+
+    sealed interface Message permits Hello, Offer, No, Commit {}
+
+    record Hello(ConnectionKey key, long ringAddress, int rkey, int ringSize) implements Message {}
+
+    record Offer(long ringAddress, int rkey, int ringSize, byte[] secret, long serverConnectionId) implements Message {}
+
+    record No(String reason) implements Message {}
+
+    record Commit(byte[] secret) implements Message {}
+
+    /** Writes {@code m} at {@code offset} (absolute puts) and returns its length. */
+    static int encode(Message m, ByteBuffer buf, int offset) {
+        ByteBuffer b = buf.duplicate().position(offset).limit(offset + SLOT_SIZE).slice();
+        b.putInt(MAGIC).putShort((short) VERSION);
+        if (m instanceof Hello h) {
+            b.put(HELLO);
+            putAddress(b, h.key().client());
+            putAddress(b, h.key().server());
+            b.putLong(h.ringAddress()).putInt(h.rkey()).putInt(h.ringSize());
+        } else if (m instanceof Offer o) {
+            b.put(OFFER).putLong(o.ringAddress()).putInt(o.rkey()).putInt(o.ringSize()).put(o.secret())
+                    .putLong(o.serverConnectionId());
+        } else if (m instanceof No n) {
+            b.put(NO);
+            byte[] raw = n.reason().getBytes(StandardCharsets.UTF_8);
+            int len = Math.min(raw.length, MAX_REASON);
+            b.putShort((short) len).put(raw, 0, len);
+        } else if (m instanceof Commit c) {
+            b.put(COMMIT).put(c.secret());
+        }
+        return b.position();
+    }
+
+    /** Writes a CTRL message at {@code offset} without allocating. */
+    static void encodeCtrl(ByteBuffer buf, int offset, long consumed, int flags) {
+        buf.putInt(offset, MAGIC).putShort(offset + 4, (short) VERSION).put(offset + 6, CTRL)
+                .putLong(offset + PREAMBLE, consumed).putInt(offset + PREAMBLE + 8, flags);
+    }
+
+    /** Whether the {@code length} bytes at {@code offset} are a CTRL message (checked without allocating). */
+    static boolean isCtrl(ByteBuffer buf, int offset, int length) {
+        return length == CTRL_SIZE && buf.getInt(offset) == MAGIC && buf.get(offset + 6) == CTRL;
+    }
+
+    static long ctrlConsumed(ByteBuffer buf, int offset) {
+        return buf.getLong(offset + PREAMBLE);
+    }
+
+    static int ctrlFlags(ByteBuffer buf, int offset) {
+        return buf.getInt(offset + PREAMBLE + 8);
+    }
+
+    /** Decodes a pairing message (not CTRL). */
+    static Message decode(ByteBuffer buf, int offset, int length) throws ProtocolException {
+        if (length < PREAMBLE || length > SLOT_SIZE) throw new ProtocolException("bad message length " + length);
+        ByteBuffer f = buf.duplicate().position(offset).limit(offset + length).slice();
+        try {
+            int magic = f.getInt();
+            if (magic != MAGIC) throw new ProtocolException("bad magic 0x" + Integer.toHexString(magic));
+            int version = f.getShort() & 0xffff;
+            if (version != VERSION) throw new ProtocolException("unsupported version " + version + ", expected " + VERSION);
+            byte type = f.get();
+            Message m;
+            switch (type) {
+                case HELLO -> m = new Hello(new ConnectionKey(getAddress(f), getAddress(f)), f.getLong(), f.getInt(), f.getInt());
+                case OFFER -> {
+                    long addr = f.getLong();
+                    int rkey = f.getInt();
+                    int size = f.getInt();
+                    byte[] secret = new byte[SECRET_SIZE];
+                    f.get(secret);
+                    m = new Offer(addr, rkey, size, secret, f.getLong());
+                }
+                case NO -> {
+                    byte[] raw = new byte[f.getShort() & 0xffff];
+                    f.get(raw);
+                    m = new No(new String(raw, StandardCharsets.UTF_8));
+                }
+                case COMMIT -> {
+                    byte[] secret = new byte[SECRET_SIZE];
+                    f.get(secret);
+                    m = new Commit(secret);
+                }
+                default -> throw new ProtocolException("unexpected message type " + type);
+            }
+            if (f.hasRemaining()) throw new ProtocolException(f.remaining() + " extra bytes after message type " + type);
+            return m;
+        } catch (BufferUnderflowException e) {
+            throw new ProtocolException("truncated message of " + length + " bytes");
+        }
+    }
+
+    private static void putAddress(ByteBuffer b, InetSocketAddress a) {
+        byte[] raw = a.getAddress().getAddress();
+        b.put((byte) raw.length).put(raw).putShort((short) a.getPort());
+    }
+
+    private static InetSocketAddress getAddress(ByteBuffer f) throws ProtocolException {
+        int n = f.get() & 0xff;
+        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
+        byte[] raw = new byte[n];
+        f.get(raw);
+        int port = f.getShort() & 0xffff;
+        try {
+            return new InetSocketAddress(InetAddress.getByAddress(raw), port);
+        } catch (IOException e) {
+            throw new ProtocolException("bad address: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package io.sora.transport.disni;
+
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.FastConnection;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.SocketHooks;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+
+/**
+ * The last step of the availability probe: one real TCP connection to the RDMA device's own address,
+ * paired with itself over RDMA, a byte each way, then closed. It proves memory can be registered and
+ * the CM and the protocol work here, and it warms every code path (class loading, the JVM-wide client
+ * CM thread), so the application's first pairing is not the slow one. Runs before the agent
+ * instruments sockets, so these sockets are plain TCP.
+ */
+final class SelfTest {
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    private SelfTest() {
+    }
+
+    /**
+     * Pairs twice (the first warms every code path) and returns how long the second client pairing
+     * took, in nanoseconds.
+     */
+    static long run(DisniTransport t, InetAddress address) throws IOException {
+        once(t, address);
+        return once(t, address);
+    }
+
+    private static long once(DisniTransport t, InetAddress address) throws IOException {
+        SocketHooks hooks = new SocketHooks() {
+            @Override
+            public int soTimeoutMillis() {
+                return (int) WAIT.toMillis();
+            }
+
+            @Override
+            public void closeSocket() {
+                // the self-test closes its connections itself
+            }
+        };
+        PairingOptions options = new PairingOptions(4096, 4096, WAIT);
+        try (ServerSocket ss = new ServerSocket(0, 1, address);
+             Socket c = new Socket(address, ss.getLocalPort());
+             Socket s = ss.accept()) {
+            ServerBinding b = t.listen((InetSocketAddress) ss.getLocalSocketAddress(), k -> new AcceptPolicy.Allow(options));
+            try {
+                PairingResult[] server = new PairingResult[1];
+                ConnectionKey serverKey = new ConnectionKey((InetSocketAddress) s.getRemoteSocketAddress(),
+                        (InetSocketAddress) s.getLocalSocketAddress());
+                Thread accepting = new Thread(() -> server[0] = b.awaitPairing(serverKey, WAIT, hooks), "sora-rdma-selftest");
+                accepting.start();
+                long start = System.nanoTime();
+                PairingResult client = t.connect(new ConnectionKey((InetSocketAddress) c.getLocalSocketAddress(),
+                        (InetSocketAddress) c.getRemoteSocketAddress()), options, hooks);
+                long took = System.nanoTime() - start;
+                accepting.join(WAIT.toMillis() * 3);
+                exchange(client, server[0]);
+                return took;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("RDMA self-test interrupted", e);
+            } finally {
+                b.close();
+            }
+        }
+    }
+
+    private static void exchange(PairingResult client, PairingResult server) throws IOException {
+        if (!(client instanceof PairingResult.Paired pc)) {
+            throw new IOException("RDMA self-test: client did not pair: " + reason(client));
+        }
+        FastConnection a = pc.connection();
+        try {
+            if (!(server instanceof PairingResult.Paired ps)) {
+                throw new IOException("RDMA self-test: server did not pair: " + reason(server));
+            }
+            try (FastConnection b = ps.connection()) {
+                a.outputStream().write(0x5A);
+                b.outputStream().write(0xA5);
+                int x = b.inputStream().read();
+                int y = a.inputStream().read();
+                if (x != 0x5A || y != 0xA5) {
+                    throw new IOException("RDMA self-test: sent 0x5A/0xA5, received " + x + "/" + y);
+                }
+            }
+        } finally {
+            a.close();
+        }
+    }
+
+    private static String reason(PairingResult r) {
+        return r instanceof PairingResult.Fallback f ? f.reason() : String.valueOf(r);
+    }
+}
