@@ -34,18 +34,23 @@ import org.junit.jupiter.api.Timeout;
  * subclass also proves which path its connections really took.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-abstract class AbstractSocketSemanticsTest {
+public abstract class AbstractSocketSemanticsTest {
     private ServerSocket server;
     private Socket client;
     private Socket accepted;
 
-    /** "tcp" or "shm": the path every connection of this suite must be on. */
-    abstract String expectedPath();
+    /** "tcp", "shm" or "rdma": the path every connection of this suite must be on. */
+    protected abstract String expectedPath();
+
+    /** The address the server binds and the client connects to; RDMA needs the RDMA interface's. */
+    protected InetAddress address() {
+        return InetAddress.getLoopbackAddress();
+    }
 
     @BeforeEach
     void connect() throws IOException {
-        server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        server = new ServerSocket(0, 50, address());
+        client = new Socket(address(), server.getLocalPort());
         accepted = server.accept();
         assertEquals(expectedPath(), SoraPath.of(client), "client path");
         assertEquals(expectedPath(), SoraPath.of(accepted), "server path");
@@ -237,11 +242,36 @@ abstract class AbstractSocketSemanticsTest {
         assertEquals(server.getLocalPort(), client.getPort());
         assertEquals(server.getLocalPort(), accepted.getLocalPort());
         assertEquals(client.getLocalPort(), accepted.getPort());
-        assertEquals(InetAddress.getLoopbackAddress(), client.getInetAddress());
+        assertEquals(address(), client.getInetAddress());
         assertEquals(client.getLocalSocketAddress(), accepted.getRemoteSocketAddress());
         assertEquals(accepted.getLocalSocketAddress(), client.getRemoteSocketAddress());
-        assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()),
+        assertEquals(new InetSocketAddress(address(), server.getLocalPort()),
                 client.getRemoteSocketAddress());
+    }
+
+    @Test
+    void aSocketDroppedWithoutCloseEndsForThePeerOnceCollected() throws Exception {
+        Socket dropped = new Socket(address(), server.getLocalPort());
+        Socket peer = server.accept();
+        assertEquals(expectedPath(), SoraPath.of(dropped));
+        dropped.getOutputStream().write(bytes(10, 9));
+        dropped = null;
+        peer.setSoTimeout(100);
+        InputStream in = peer.getInputStream();
+        byte[] buf = new byte[10];
+        readFully(in, buf);
+        assertArrayEquals(bytes(10, 9), buf);
+        int last = 0;
+        for (int i = 0; i < 300 && last != -1; i++) {
+            System.gc();
+            try {
+                last = in.read();
+            } catch (SocketTimeoutException e) {
+                last = 0;
+            }
+        }
+        assertEquals(-1, last, "the peer of a collected, never-closed socket sees EOF (as the JDK's cleaner gives on TCP)");
+        peer.close();
     }
 
     @Test
@@ -252,7 +282,7 @@ abstract class AbstractSocketSemanticsTest {
         List<Socket> servers = new ArrayList<>();
         try {
             for (int i = 0; i < n; i++) {
-                clients.add(new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort()));
+                clients.add(new Socket(address(), server.getLocalPort()));
                 servers.add(server.accept());
                 assertEquals(expectedPath(), SoraPath.of(clients.get(i)));
                 assertEquals(expectedPath(), SoraPath.of(servers.get(i)));

@@ -3,7 +3,7 @@ package io.sora.it.semantics;
 /** The semantics suite over shared memory: the agent pairs every loopback connection on shm. */
 class ShmSemanticsTest extends AbstractSocketSemanticsTest {
     @Override
-    String expectedPath() {
+    protected String expectedPath() {
         return "shm";
     }
 }

@@ -3,7 +3,7 @@ package io.sora.it.semantics;
 /** The semantics suite over plain TCP, with the agent attached and no rules (byte-for-byte TCP). */
 class TcpSemanticsTest extends AbstractSocketSemanticsTest {
     @Override
-    String expectedPath() {
+    protected String expectedPath() {
         return "tcp";
     }
 }

@@ -1,0 +1,72 @@
+package io.sora.it.reliability;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.it.ForkedJvm;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * 2,000 connect/exchange/close cycles through the agent on shm (both ends in one JVM, so every
+ * resource of both sides is in one process): file descriptors, threads, segment mappings and files
+ * in the shm directory, counted after a warm-up and again at the end, both after forcing GC, do not
+ * grow. Mappings are released by the garbage collector (docs/shm.md, Limits), so both counts are
+ * taken after GC rounds until no segment is mapped (at most 40 rounds); no other slack is allowed.
+ */
+class ChurnLeakIT {
+    static final int CYCLES = Integer.getInteger("sora.reliability.cycles", 2000);
+
+    @TempDir
+    Path tmp;
+
+    static List<Path> jdks() {
+        return ForkedJvm.jdks();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("jdks")
+    void connectCloseCyclesLeaveNoDescriptorThreadOrFile(Path jdk) throws Exception {
+        Map<String, Long>[] counts = churn(jdk);
+        for (String k : List.of("fds", "threads", "files")) {
+            assertTrue(counts[1].get(k) <= counts[0].get(k), k + " grew from " + counts[0].get(k) + " to "
+                    + counts[1].get(k) + " over " + CYCLES + " cycles");
+        }
+        assertEquals(1L, counts[1].get("files"), "only the rendezvous socket may stay in the directory");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("jdks")
+    void connectCloseCyclesLeaveNoSegmentMapped(Path jdk) throws Exception {
+        Map<String, Long>[] counts = churn(jdk);
+        assertEquals(0L, counts[0].get("maps"), "segments of the warm-up still mapped after GC");
+        assertEquals(0L, counts[1].get("maps"), "segments still mapped after GC");
+    }
+
+    /** Runs the churn app; [0] the counts before, [1] after. */
+    @SuppressWarnings("unchecked")
+    private Map<String, Long>[] churn(Path jdk) throws Exception {
+        try (ForkedJvm j = ForkedJvm.start(jdk, Reliability.agent(Reliability.loopbackConf(tmp), tmp, null),
+                Reliability.cp(), Reliability.APPS + "Churn", tmp.toString(), "" + CYCLES)) {
+            assertEquals(0, j.await(300_000), j.describe());
+            System.out.println("ChurnLeakIT " + Reliability.jdkName(jdk) + ": " + Reliability.require(j, "SHM")
+                    + "; before " + Reliability.require(j, "BEFORE") + "; after " + Reliability.require(j, "AFTER"));
+            assertTrue(Reliability.require(j, "SHM").startsWith(CYCLES + " of " + CYCLES), j.describe());
+            return new Map[] {parse(Reliability.require(j, "BEFORE")), parse(Reliability.require(j, "AFTER"))};
+        }
+    }
+
+    static Map<String, Long> parse(String line) {
+        Map<String, Long> m = new HashMap<>();
+        for (String kv : line.trim().split("\\s+")) {
+            String[] p = kv.split("=");
+            m.put(p[0], Long.parseLong(p[1]));
+        }
+        return m;
+    }
+}

@@ -1,0 +1,64 @@
+package io.sora.it.reliability;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.it.ForkedJvm;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * While a connection is paired on shm through the agent: the private directory is 0700 and holds
+ * only the rendezvous socket (0600), no segment file; the process maps the segment (both ends, as
+ * both are in one JVM) from a file that is already unlinked ("(deleted)" in /proc/self/maps) and
+ * whose mode, read through /proc/self/map_files, is 0600.
+ */
+class SegmentPrivacyIT {
+    @TempDir
+    Path tmp;
+
+    static List<Path> jdks() {
+        return ForkedJvm.jdks();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("jdks")
+    void segmentsAre0600AndUnlinkedWhileMapped(Path jdk) throws Exception {
+        try (ForkedJvm j = ForkedJvm.start(jdk, Reliability.agent(Reliability.loopbackConf(tmp), tmp, null),
+                Reliability.cp(), Reliability.APPS + "SameJvmChecks", "maps", tmp.toString())) {
+            assertEquals(0, j.await(60_000), j.describe());
+            assertEquals("shm shm", Reliability.require(j, "PATH"));
+            assertEquals("rwx------", Reliability.require(j, "DIR_MODE"));
+            List<String> files = lines(j, "FILE ");
+            assertEquals(1, files.size(), "only the rendezvous socket: " + files);
+            assertTrue(files.get(0).matches("port-\\d+\\.sock rw-------"), files.get(0));
+            List<String> maps = lines(j, "MAP ");
+            List<String> segments = maps.stream().filter(l -> l.contains("/seg-")).toList();
+            System.out.println("SegmentPrivacyIT " + Reliability.jdkName(jdk) + ": " + maps);
+            assertTrue(segments.size() >= 2, "both ends map the segment: " + maps);
+            for (String m : maps) {
+                assertTrue(m.endsWith("(deleted)"), "mapped but still linked: " + m);
+                assertTrue(m.split(" ")[1].startsWith("rw-s"), "a shared read-write mapping: " + m);
+            }
+            List<String> modes = lines(j, "MAP_MODE ");
+            assertEquals(maps.size(), modes.size());
+            for (String mode : modes) {
+                if (!mode.startsWith("unreadable")) assertEquals("rw-------", mode);
+            }
+            assertFalse(modes.stream().allMatch(m -> m.startsWith("unreadable")) && isRoot(),
+                    "root can read /proc/self/map_files: " + modes);
+        }
+    }
+
+    static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static List<String> lines(ForkedJvm j, String prefix) {
+        return j.stdout().stream().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).toList();
+    }
+}

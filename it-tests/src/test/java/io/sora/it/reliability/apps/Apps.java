@@ -1,0 +1,60 @@
+package io.sora.it.reliability.apps;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+/** What the reliability apps share: the agent's path of a socket, process metrics, bounded waits. */
+final class Apps {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    private Apps() {
+    }
+
+    /** "shm", "tcp" or "rdma" from the agent's bootstrap bridge; "tcp" without the agent. */
+    static String path(Socket s) {
+        try {
+            Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
+            return (String) bridge.getMethod("pathOf", Socket.class).invoke(null, s);
+        } catch (ReflectiveOperationException e) {
+            return "tcp";
+        }
+    }
+
+    static void readFully(InputStream in, byte[] b, int off, int len) throws IOException {
+        while (len > 0) {
+            int n = in.read(b, off, len);
+            if (n < 0) throw new IOException("EOF with " + len + " bytes still expected");
+            off += n;
+            len -= n;
+        }
+    }
+
+    /** Waits (bounded) until {@code t} is parked or sleeping: blocked on the fast path, not spinning. */
+    static boolean awaitParked(Thread t, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < deadline) {
+            Thread.State s = t.getState();
+            if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) return true;
+            if (s == Thread.State.TERMINATED) return false;
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    static long count(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.count();
+        }
+    }
+
+    /** Lines of /proc/self/maps that name a file under {@code dir}. */
+    static java.util.List<String> mapsUnder(Path dir) throws IOException {
+        String prefix = dir.toString() + "/";
+        return Files.readAllLines(Path.of("/proc/self/maps")).stream().filter(l -> l.contains(prefix)).toList();
+    }
+}

@@ -1,0 +1,63 @@
+package io.sora.it.reliability.apps;
+
+import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * {@code <shm dir> <cycles>}: connect, exchange a byte each way, close, {@code cycles} times, both ends
+ * in this JVM. Prints the process's file descriptors, threads, mappings of shm segments and files in
+ * the shm directory before ({@code BEFORE}, after a warm-up) and after ({@code AFTER}), both after
+ * forcing GC; and {@code SHM <n>}: how many of the connections were paired on shm.
+ */
+public final class Churn {
+    private Churn() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]).resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_"));
+        int cycles = Integer.parseInt(args[1]);
+        try (ServerSocket ss = new ServerSocket(0, 50, Apps.LOOPBACK)) {
+            cycle(ss, 50); // warm-up: the doorbell and listener threads, class loading, the JIT
+            System.out.println("BEFORE " + measure(dir, 0));
+            long t0 = System.nanoTime();
+            int shm = cycle(ss, cycles);
+            System.out.println("SHM " + shm + " of " + cycles + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            System.out.println("AFTER " + measure(dir, Integer.parseInt(System.getProperty("churn.maps.before", "-1"))));
+        }
+    }
+
+    private static int cycle(ServerSocket ss, int n) throws Exception {
+        int shm = 0;
+        for (int i = 0; i < n; i++) {
+            try (Socket c = new Socket(Apps.LOOPBACK, ss.getLocalPort()); Socket s = ss.accept()) {
+                if ("shm".equals(Apps.path(c)) && "shm".equals(Apps.path(s))) shm++;
+                c.getOutputStream().write(i);
+                if (s.getInputStream().read() != (i & 0xff)) throw new IllegalStateException("wrong byte in cycle " + i);
+                s.getOutputStream().write(i + 1);
+                if (c.getInputStream().read() != ((i + 1) & 0xff)) throw new IllegalStateException("wrong reply in cycle " + i);
+            }
+        }
+        return shm;
+    }
+
+    /**
+     * Forces GC until the segment mappings are released (they go with their buffers, see docs/shm.md),
+     * at most 40 rounds; prints what it took.
+     */
+    private static String measure(Path dir, int ignored) throws Exception {
+        int rounds = 0;
+        long maps = Apps.mapsUnder(dir).size();
+        for (; rounds < 40 && (rounds < 3 || maps > 0); rounds++) {
+            System.gc();
+            Thread.sleep(50);
+            maps = Apps.mapsUnder(dir).size();
+        }
+        long fds = Apps.count(Path.of("/proc/self/fd"));
+        int threads = ManagementFactory.getThreadMXBean().getThreadCount();
+        long files = Files.isDirectory(dir) ? Apps.count(dir) : -1;
+        return "fds=" + fds + " threads=" + threads + " maps=" + maps + " files=" + files + " gc_rounds=" + rounds;
+    }
+}
