@@ -454,6 +454,9 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public void methodTrace(int mtId, boolean exit, Object self, Throwable thrown) {
+        if (INTERNAL.get() != null) {
+            return; // the agent's own sockets (warm-up) are not the application's calls
+        }
         MethodTrace.emit(tracer, mtId, exit, self, thrown);
     }
 

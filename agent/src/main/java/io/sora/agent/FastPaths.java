@@ -42,6 +42,10 @@ final class FastPaths {
      */
     static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst) {
         Map<Provider, Transport> map = new EnumMap<>(Provider.class);
+        // JSOR's layering: the NET boundary (initialize0) wraps the native RDMA_Init
+        if (tracer.isOn(Category.NET)) {
+            tracer.entry(Hook.INITIALIZE_ENTRY, 0, null);
+        }
         entry(tracer, Hook.RDMA_INIT_ENTRY, null);
 
         String denied = inst == null ? null : RdmaModuleAccess.grant(inst, FastPaths.class.getClassLoader());
@@ -62,6 +66,9 @@ final class FastPaths {
         boolean any = rdmaAvailability.isAvailable() || shmAvailability.isAvailable();
         if (tracer.isOn(Category.JSOR)) {
             tracer.exit(Hook.RDMA_INIT_EXIT, 0, any ? 0 : -1, null);
+        }
+        if (tracer.isOn(Category.NET)) {
+            tracer.exit(Hook.INITIALIZE_EXIT, 0, any ? 0 : -1, null);
         }
         return new FastPaths(Collections.unmodifiableMap(map));
     }
