@@ -67,4 +67,35 @@ class SampleRunIT {
         List<TraceEvent> server = TraceReader.read(serverTrace).events();
         assertTrue(server.stream().anyMatch(e -> e.hook().equals("java/net/ServerSocket.accept") && e.dir().equals("<")));
     }
+
+    @ParameterizedTest
+    @MethodSource("jdks")
+    void sampleOverShmPrintsTheSameLinesAndTheTraceShowsPathShm(Path jdk) throws Exception {
+        SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 1000, 4096);
+        assertEquals(0, plain.clientExit, plain.describe());
+        Path serverConf = tmp.resolve("server.conf");
+        Path clientConf = tmp.resolve("client.conf");
+        // JSOR-style rule files; the wait is raised so a loaded CI machine cannot make this a TCP run
+        Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
+        Files.writeString(clientConf, "shm connect 127.0.0.1 * wait=2s\n");
+        Path serverTrace = tmp.resolve("shm-server.json");
+        Path clientTrace = tmp.resolve("shm-client.json");
+        SamplePair shm = SamplePair.run(jdk,
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dcom.ibm.net.rdma.conf=" + clientConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), 1000, 4096);
+        assertEquals(0, shm.clientExit, shm.describe());
+        assertEquals(0, shm.serverExit, shm.describe());
+        assertEquals(SamplePair.normalized(plain.server.stdout()), SamplePair.normalized(shm.server.stdout()));
+        assertEquals(SamplePair.normalized(plain.client.stdout()), SamplePair.normalized(shm.client.stdout()));
+        for (Path file : List.of(serverTrace, clientTrace)) {
+            List<TraceEvent> paths = TraceReader.read(file).events().stream()
+                    .filter(e -> e.hook().equals("path")).collect(Collectors.toList());
+            assertEquals(1, paths.size(), "one connection in " + file + ": " + paths);
+            assertEquals("shm", paths.get(0).path(), file + ": " + paths.get(0));
+            assertTrue(TraceReader.read(file).events().stream().anyMatch(e -> e.hook().equals("conn_close")
+                    && e.detail().contains("sent=4096000 received=4096000")), "byte counts in " + file);
+        }
+    }
 }
