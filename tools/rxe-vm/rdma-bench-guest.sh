@@ -32,15 +32,19 @@ echo "--- sora bench over RDMA (agent, rdma rules)"
 "$J" "-javaagent:$W/sora-agent.jar=conf=$W/suite.conf" -cp "$CP" io.sora.it.rdma.RdmaBench "$IP" 7474 "$N" "$MIB" 2>&1 \
   | tee "$B/rdma.log"
 
-echo "--- sora bench over RDMA with a long spin budget (-Dsora.spin.iterations=200000)"
-"$J" -Dsora.spin.iterations=200000 "-javaagent:$W/sora-agent.jar=conf=$W/suite.conf" -cp "$CP" io.sora.it.rdma.RdmaBench \
-  "$IP" 7475 "$N" "$MIB" 2>&1 | tee "$B/rdma-spin.log"
+port=7480
+for spin in ${SORA_BENCH_SPINS:-0 300}; do
+  port=$((port + 1))
+  echo "--- sora bench over RDMA, -Dsora.spin.iterations=$spin"
+  "$J" -Dsora.spin.iterations=$spin "-javaagent:$W/sora-agent.jar=conf=$W/suite.conf" -cp "$CP" io.sora.it.rdma.RdmaBench \
+    "$IP" $port "$N" "$MIB" 2>&1 | tee "$B/rdma-spin$spin.log"
+done
 
-# ib_send_lat prints one-way latency (half the round trip); rstream prints usec per transfer (a round trip of -S bytes)
+# ib_send_lat's t_typical and rstream's usec/xfer are both half a round trip (rstream divides by 2 x transfers)
 lat=$(awk '/^ *4096 /{print $5; exit}' "$B/ib_send_lat.log")        # t_typical [usec]
 bw=$(awk '/^ *65536 /{print $4; exit}' "$B/ib_write_bw.log")         # BW average [MB/sec]
-rs=$(awk '/4k_lat|4096/ && NF>=7 {print $NF; exit}' "$B/rstream.log")
-rst=$(awk '/4k_lat|4096/ && NF>=7 {print $NF; exit}' "$B/rstream_tcp.log")
+rs=$(awk '$2=="4k" {print $NF; exit}' "$B/rstream.log")
+rst=$(awk '$2=="4k" {print $NF; exit}' "$B/rstream_tcp.log")
 sr=$(sed -n 's/.*rtt path=rdma .*median_us=\([0-9.]*\).*/\1/p' "$B/rdma.log")
 st=$(sed -n 's/.*rtt path=tcp.*median_us=\([0-9.]*\).*/\1/p' "$B/tcp.log")
 sbw=$(sed -n 's/.*stream path=rdma .*MB_per_s=\([0-9.]*\).*/\1/p' "$B/rdma.log")
@@ -49,11 +53,13 @@ echo
 echo "=== 4 KiB round trip on $DEV (same VM run)"
 printf '%-34s %10s\n' "path" "RTT (us)"
 printf '%-34s %10s\n' "ib_send_lat (2 x t_typical)" "$(awk -v l="${lat:-0}" 'BEGIN{printf "%.1f", 2*l}')"
-printf '%-34s %10s\n' "rstream (rsockets, usec/xfer)" "${rs:-?}"
-printf '%-34s %10s\n' "rstream -T s (TCP in the guest)" "${rst:-?}"
+printf '%-34s %10s\n' "rstream (rsockets, 2 x usec/xfer)" "$(awk -v l="${rs:-0}" 'BEGIN{printf "%.1f", 2*l}')"
+printf '%-34s %10s\n' "rstream -T s (TCP, 2 x usec/xfer)" "$(awk -v l="${rst:-0}" 'BEGIN{printf "%.1f", 2*l}')"
 printf '%-34s %10s\n' "sora over TCP (median)" "${st:-?}"
 printf '%-34s %10s\n' "sora over RDMA (median)" "${sr:-?}"
-printf '%-34s %10s\n' "sora over RDMA, spin 200000 (median)" "$(sed -n 's/.*rtt path=rdma .*median_us=\([0-9.]*\).*/\1/p' "$B/rdma-spin.log")"
+for spin in ${SORA_BENCH_SPINS:-0 300}; do
+  printf '%-34s %10s\n' "sora over RDMA, spin $spin (median)" "$(sed -n 's/.*rtt path=rdma .*median_us=\([0-9.]*\).*/\1/p' "$B/rdma-spin$spin.log")"
+done
 echo "=== streaming throughput"
 printf '%-34s %10s\n' "ib_write_bw 64 KiB (MB/s)" "${bw:-?}"
 printf '%-34s %10s\n' "sora over RDMA, 64 KiB writes (MB/s)" "${sbw:-?}"
