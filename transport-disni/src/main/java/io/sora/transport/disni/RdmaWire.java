@@ -1,9 +1,7 @@
 package io.sora.transport.disni;
 
 import io.sora.transport.ConnectionKey;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sora.transport.WireAddresses;
 import java.net.ProtocolException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -59,8 +57,8 @@ final class RdmaWire {
         b.putInt(MAGIC).putShort((short) VERSION);
         if (m instanceof Hello h) {
             b.put(HELLO);
-            putAddress(b, h.key().client());
-            putAddress(b, h.key().server());
+            WireAddresses.put(b, h.key().client());
+            WireAddresses.put(b, h.key().server());
             b.putLong(h.ringAddress()).putInt(h.rkey()).putInt(h.ringSize());
         } else if (m instanceof Offer o) {
             b.put(OFFER).putLong(o.ringAddress()).putInt(o.rkey()).putInt(o.ringSize()).put(o.secret())
@@ -107,7 +105,7 @@ final class RdmaWire {
             byte type = f.get();
             Message m;
             switch (type) {
-                case HELLO -> m = new Hello(new ConnectionKey(getAddress(f), getAddress(f)), f.getLong(), f.getInt(), f.getInt());
+                case HELLO -> m = new Hello(new ConnectionKey(WireAddresses.get(f), WireAddresses.get(f)), f.getLong(), f.getInt(), f.getInt());
                 case OFFER -> {
                     long addr = f.getLong();
                     int rkey = f.getInt();
@@ -135,21 +133,4 @@ final class RdmaWire {
         }
     }
 
-    private static void putAddress(ByteBuffer b, InetSocketAddress a) {
-        byte[] raw = a.getAddress().getAddress();
-        b.put((byte) raw.length).put(raw).putShort((short) a.getPort());
-    }
-
-    private static InetSocketAddress getAddress(ByteBuffer f) throws ProtocolException {
-        int n = f.get() & 0xff;
-        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
-        byte[] raw = new byte[n];
-        f.get(raw);
-        int port = f.getShort() & 0xffff;
-        try {
-            return new InetSocketAddress(InetAddress.getByAddress(raw), port);
-        } catch (IOException e) {
-            throw new ProtocolException("bad address: " + e.getMessage());
-        }
-    }
 }

@@ -1,9 +1,7 @@
 package io.sora.transport.shm;
 
 import io.sora.transport.ConnectionKey;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sora.transport.WireAddresses;
 import java.net.ProtocolException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -57,8 +55,8 @@ final class Wire {
         b.putInt(MAGIC).putShort((short) VERSION);
         if (m instanceof Hello h) {
             b.put(HELLO);
-            putAddress(b, h.key().client());
-            putAddress(b, h.key().server());
+            WireAddresses.put(b, h.key().client());
+            WireAddresses.put(b, h.key().server());
             b.putInt(h.receiveRing());
         } else if (m instanceof Offer o) {
             b.put(OFFER);
@@ -99,7 +97,7 @@ final class Wire {
             byte type = f.get();
             Message m;
             switch (type) {
-                case HELLO -> m = new Hello(new ConnectionKey(getAddress(f), getAddress(f)), f.getInt());
+                case HELLO -> m = new Hello(new ConnectionKey(WireAddresses.get(f), WireAddresses.get(f)), f.getInt());
                 case OFFER -> {
                     String path = getString(f);
                     byte[] secret = new byte[Segment.SECRET_SIZE];
@@ -114,25 +112,6 @@ final class Wire {
             return m;
         } catch (BufferUnderflowException e) {
             throw new ProtocolException("truncated message");
-        }
-    }
-
-    private static void putAddress(ByteBuffer b, InetSocketAddress a) {
-        byte[] raw = a.getAddress().getAddress();
-        b.put((byte) raw.length).put(raw).putShort((short) a.getPort());
-    }
-
-    private static InetSocketAddress getAddress(ByteBuffer f) throws ProtocolException {
-        int n = f.get() & 0xff;
-        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
-        byte[] raw = new byte[n];
-        f.get(raw);
-        int port = f.getShort() & 0xffff;
-        try {
-            // getByAddress turns an IPv4-mapped IPv6 address into an Inet4Address, as Socket does.
-            return new InetSocketAddress(InetAddress.getByAddress(raw), port);
-        } catch (IOException e) {
-            throw new ProtocolException("bad address: " + e.getMessage());
         }
     }
 
