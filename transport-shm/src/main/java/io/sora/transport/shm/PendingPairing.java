@@ -65,8 +65,8 @@ final class PendingPairing implements ShmMedium.CommitListener {
             // nothing left to release
         }
         DoorbellLoop.get().wakeup();
-        onAbort.accept(this);
         reason = why;
+        onAbort.accept(this);
         state = State.ABORTED;
         notifyAll();
     }

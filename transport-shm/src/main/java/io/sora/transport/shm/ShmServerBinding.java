@@ -33,7 +33,8 @@ final class ShmServerBinding implements ServerBinding {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What the map holds per key: a pairing under way, or a verdict of TCP. */
-    private record TcpMark(long markedNanos, long awaitStartNanos) {}
+    /** The key's connection stays on TCP; {@code reason} says why when a pairing was aborted (else null). */
+    private record TcpMark(long markedNanos, long awaitStartNanos, String reason) {}
 
     private final ShmDirectory dir;
     private final InetSocketAddress bound;
@@ -177,7 +178,7 @@ final class ShmServerBinding implements ServerBinding {
     }
 
     private void onAborted(PendingPairing p) {
-        entries.replace(p.key, p, new TcpMark(System.nanoTime(), System.nanoTime()));
+        entries.replace(p.key, p, new TcpMark(System.nanoTime(), System.nanoTime(), p.reason()));
     }
 
     // ---- accepting thread ----
@@ -188,14 +189,14 @@ final class ShmServerBinding implements ServerBinding {
         sweep(start);
         try {
             Object e = awaitEntry(key, start, wait);
-            if (e instanceof TcpMark) {
+            if (e instanceof TcpMark m) {
                 return new PairingResult.Fallback(closed ? "shm listener closed"
-                        : "no pairing request within " + wait.toMillis() + " ms");
+                        : m.reason() != null ? m.reason() : "no pairing request within " + wait.toMillis() + " ms");
             }
             return claim(key, (PendingPairing) e, wait, hooks);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            entries.compute(key, (k, v) -> v instanceof PendingPairing ? v : new TcpMark(System.nanoTime(), start));
+            entries.compute(key, (k, v) -> v instanceof PendingPairing ? v : new TcpMark(System.nanoTime(), start, null));
             Object now = entries.get(key);
             if (now instanceof PendingPairing p) p.aborted("accepting thread interrupted");
             return new PairingResult.Fallback("interrupted while waiting for pairing");
@@ -216,8 +217,10 @@ final class ShmServerBinding implements ServerBinding {
         }
         return entries.compute(key, (k, v) -> {
             if (v instanceof PendingPairing) return v;
+            // A pairing the client gave up on (after the OFFER) keeps its reason for the accept side.
+            if (v instanceof TcpMark m && m.reason() != null) return v;
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
-            return new TcpMark(System.nanoTime(), start);
+            return new TcpMark(System.nanoTime(), start, null);
         });
     }
 
