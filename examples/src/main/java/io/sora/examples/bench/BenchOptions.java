@@ -12,51 +12,68 @@ import java.util.Set;
  */
 final class BenchOptions {
     static final String USAGE = String.join("\n",
-            "usage: Bench [--agent sora-agent.jar] [--agent-options OPTS] [--quick] [--size N] [--iterations N]",
-            "             [--reps N] [--warmup N] [--stream-mib N] [--stream-reps N] [--paths tcp,tcp+agent,shm,floor]",
-            "             [--placements split,same] [--java PATH] [--jvm-arg ARG]... [--rule-options OPTS]",
-            "             [--timeout SECONDS] [--out FILE.md] [--verbose]",
-            "  --agent          the sora agent jar; without it the tcp+agent and shm rows are skipped",
+            "usage: Bench [--agent sora-agent.jar] [--quick] [--report DIR | --no-report] [option...]",
+            "  --agent          the sora agent jar; without it the agent rows are skipped",
             "  --agent-options  appended to the agent argument after conf=FILE, e.g. trace=iprint=NET",
-            "  --quick          a smoke run (fewer iterations, 64 MiB streams), well under a minute",
-            "  --size           ping-pong message size in bytes (default 4096)",
-            "  --iterations     timed round trips per repetition (default 2000; quick 500)",
-            "  --reps           repetitions (default 5; quick 3); each reports its median, the table their median",
-            "  --warmup         untimed round trips first (default 5000; quick 500)",
-            "  --stream-mib     MiB streamed per repetition in 64 KiB writes, 0 = no stream (default 1024; quick 64)",
-            "  --stream-reps    streaming repetitions (default 5; quick 3)",
-            "  --paths          which rows to run (default all)",
+            "  --quick          a smoke run (4 sizes, fewer iterations, 64 MiB copy), about a minute",
+            "  --sizes          ping-pong message sizes (default 64,256,1k,4k,16k,64k,256k,1m; quick 64,4k,64k,1m)",
+            "  --write-sizes    streaming write sizes (default: as --sizes)",
+            "  --iterations     most timed round trips per repetition, used at small sizes (default 2000; quick 500)",
+            "  --pp-mib         MiB per ping-pong repetition that bounds the round trips at large sizes (64; quick 8)",
+            "  --reps           repetitions per size (default 5; quick 3)",
+            "  --warmup         untimed round trips before the first size (default 5000; quick 500)",
+            "  --stream-ms      target duration of one streaming repetition (default 250; quick 40)",
+            "  --stream-max-mib most MiB in one streaming repetition (default 1024; quick 64)",
+            "  --stream-reps    streaming repetitions per write size (default 5; quick 3)",
+            "  --copy-mib       size of the file copied, 0 = no copy (default 512; quick 64)",
+            "  --copy-reps      file copies per row (default 3; quick 2)",
+            "  --startup-runs   JVM start-ups timed with and without the agent, 0 = none (default 10; quick 3)",
+            "  --paths          rows to run: tcp,tcp+agent,shm,shm-1m,rdma,floor (default all)",
             "  --placements     split (two CPUs), same (one CPU); default both",
             "  --java           the java executable the children run on (default: the driver's)",
-            "  --jvm-arg        an extra JVM option for every child (repeatable), e.g. -Dsora.spin.iterations=2000",
-            "  --rule-options   key=value options appended to both shm rules (default \"wait=2s\"; \"\" for none)",
-            "  --timeout        seconds one client child may run before it is killed (default 180; quick 60)",
-            "  --out            also write the header and tables as Markdown to this file",
+            "  --jvm-arg        an extra JVM option for every child (repeatable)",
+            "  --rule-options   key=value options appended to every rule (default \"wait=2s\"; \"\" for none)",
+            "  --rdma-address   the local IP of the RDMA device's interface (the rdma row needs it)",
+            "  --timeout        seconds one client child may run before it is killed (default 300; quick 90)",
+            "  --report         directory for results.json, report.md and charts (default target/bench-report)",
+            "  --no-report      console only",
+            "  --charts         the chart script (default tools/bench/charts.sh, found from here or the jar)",
+            "  --no-charts      write results.json and report.md but draw no charts",
             "  --verbose        print each child's command line");
 
+    static final String FULL_SIZES = "64,256,1k,4k,16k,64k,256k,1m";
+    static final String QUICK_SIZES = "64,4k,64k,1m";
+
     Path agent;
-    /** Appended to the agent argument after {@code conf=FILE}, e.g. {@code trace=iprint=NET}. */
     String agentOptions;
     boolean quick;
-    int size = 4096;
+    int[] sizes;
+    int[] writeSizes;
     Integer iterations;
+    Integer ppMib;
     Integer reps;
     Integer warmup;
-    Integer streamMib;
+    Integer streamMs;
+    Integer streamMaxMib;
     Integer streamReps;
-    int streamChunk = 64 * 1024;
+    Integer copyMib;
+    Integer copyReps;
+    Integer startupRuns;
+    int copyChunk = 64 * 1024;
     Integer timeoutSeconds;
-    Path out;
+    Path report = Path.of("target", "bench-report");
+    String charts;
+    boolean drawCharts = true;
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Set<Route> routes = EnumSet.allOf(Route.class);
     List<String> placements = List.of("split", "same");
     /**
-     * Options appended to both rules. The pairing wait is raised from JSOR's 100 ms because the
+     * Options appended to every rule. The pairing wait is raised from JSOR's 100 ms because the
      * benchmark measures the data path, not set-up: on a loaded machine a freshly started JVM can
      * miss 100 ms and fall back to TCP, which would abort the run.
      */
     String ruleOptions = "wait=2s";
-    /** Extra JVM options for every child, e.g. {@code -Dsora.spin.iterations=2000}. */
+    String rdmaAddress;
     final List<String> jvmArgs = new ArrayList<>();
     boolean verbose;
     boolean help;
@@ -80,6 +97,8 @@ final class BenchOptions {
             switch (key) {
                 case "--quick" -> o.quick = true;
                 case "--verbose" -> o.verbose = true;
+                case "--no-report" -> o.report = null;
+                case "--no-charts" -> o.drawCharts = false;
                 case "--help", "-h" -> o.help = true;
                 default -> {
                     if (value == null) {
@@ -103,19 +122,27 @@ final class BenchOptions {
             case "--agent-options" -> agentOptions = value;
             case "--jvm-arg" -> jvmArgs.add(value);
             case "--rule-options" -> ruleOptions = value.trim();
-            case "--size" -> size = positive(key, value);
+            case "--rdma-address" -> rdmaAddress = value;
+            case "--sizes" -> sizes = Sweep.parseSizes(key, value);
+            case "--write-sizes" -> writeSizes = Sweep.parseSizes(key, value);
             case "--iterations" -> iterations = positive(key, value);
+            case "--pp-mib" -> ppMib = positive(key, value);
             case "--reps" -> reps = positive(key, value);
             case "--warmup" -> warmup = nonNegative(key, value);
-            case "--stream-mib" -> streamMib = nonNegative(key, value);
+            case "--stream-ms" -> streamMs = positive(key, value);
+            case "--stream-max-mib" -> streamMaxMib = positive(key, value);
             case "--stream-reps" -> streamReps = positive(key, value);
+            case "--copy-mib" -> copyMib = nonNegative(key, value);
+            case "--copy-reps" -> copyReps = positive(key, value);
+            case "--startup-runs" -> startupRuns = nonNegative(key, value);
             case "--timeout" -> timeoutSeconds = positive(key, value);
-            case "--out" -> out = Path.of(value);
+            case "--report" -> report = Path.of(value);
+            case "--charts" -> charts = value;
             case "--java" -> java = value;
             case "--paths" -> {
                 routes = EnumSet.noneOf(Route.class);
                 for (String p : value.split(",")) {
-                    routes.add(Route.byLabel(p.trim()));
+                    routes.add(Route.byKey(p.trim()));
                 }
             }
             case "--placements" -> {
@@ -132,22 +159,37 @@ final class BenchOptions {
     }
 
     private void applyDefaults() {
-        if (size < Wire.MIN_SIZE) {
-            throw new IllegalArgumentException("--size " + size + " must be at least " + Wire.MIN_SIZE);
-        }
+        sizes = sizes != null ? sizes : Sweep.parseSizes("sizes", quick ? QUICK_SIZES : FULL_SIZES);
+        writeSizes = writeSizes != null ? writeSizes : sizes.clone();
         iterations = iterations != null ? iterations : quick ? 500 : 2000;
+        ppMib = ppMib != null ? ppMib : quick ? 8 : 64;
         reps = reps != null ? reps : quick ? 3 : 5;
         warmup = warmup != null ? warmup : quick ? 500 : 5000;
-        streamMib = streamMib != null ? streamMib : quick ? 64 : 1024;
+        streamMs = streamMs != null ? streamMs : quick ? 40 : 250;
+        streamMaxMib = streamMaxMib != null ? streamMaxMib : quick ? 64 : 1024;
         streamReps = streamReps != null ? streamReps : quick ? 3 : 5;
-        timeoutSeconds = timeoutSeconds != null ? timeoutSeconds : quick ? 60 : 180;
+        copyMib = copyMib != null ? copyMib : quick ? 64 : 512;
+        copyReps = copyReps != null ? copyReps : quick ? 2 : 3;
+        startupRuns = startupRuns != null ? startupRuns : quick ? 3 : 10;
+        timeoutSeconds = timeoutSeconds != null ? timeoutSeconds : quick ? 90 : 300;
         if ((long) iterations * reps > 50_000_000L) {
             throw new IllegalArgumentException("--iterations " + iterations + " x --reps " + reps + " exceeds 50,000,000 samples");
         }
+        if (copyMib > 16 * 1024) {
+            throw new IllegalArgumentException("--copy-mib " + copyMib + " exceeds 16384 (the file lives in memory, /dev/shm)");
+        }
     }
 
-    long streamBytes() {
-        return streamMib * 1024L * 1024L;
+    long ppBytes() {
+        return ppMib * 1024L * 1024L;
+    }
+
+    long streamMaxBytes() {
+        return streamMaxMib * 1024L * 1024L;
+    }
+
+    long copyBytes() {
+        return copyMib * 1024L * 1024L;
     }
 
     private static int positive(String key, String value) {

@@ -59,6 +59,12 @@ final class ChildArgs {
         return (int) v;
     }
 
+    /** A comma-separated size list ({@link Sweep#parseSize}); an empty value is an empty list. */
+    int[] getSizes(String key) {
+        String v = get(key);
+        return v.isEmpty() ? new int[0] : Sweep.parseSizes(program + ": " + key, v);
+    }
+
     /**
      * Starts a daemon thread that ends this JVM with {@link #FAILED} when {@code timeout=SECONDS}
      * elapses or the driver process disappears, so no child outlives a killed or hung benchmark.

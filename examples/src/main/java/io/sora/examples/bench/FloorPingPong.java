@@ -18,18 +18,20 @@ import java.util.Arrays;
  * answers the same way. One copy in and one copy out per message, as on sora's shm path, so the
  * ratio shm/floor is the price of sora's protocol and socket emulation.
  *
- * <p>Layout: the client's sequence at offset 0, the server's at 128 (separate cache lines, past the
- * adjacent-line prefetcher), then the client's data region at 4096 and the server's after it.
+ * <p>Layout: the client's sequence at offset 0, the current message size at 64, the server's
+ * sequence at 128 (separate cache lines, past the adjacent-line prefetcher), then the client's data
+ * region at 4096 and the server's after it, each as large as the largest size of the sweep.
  * A waiter spins {@link #SPINS} times, then yields the CPU on every further check: on two CPUs the
  * peer answers long before that; with both processes on one CPU a pure spin would wait for the
  * scheduler's time slice instead of measuring anything.
  *
- * <pre>FloorPingPong role=server file=PATH size=BYTES timeout=S
- *FloorPingPong role=client file=PATH size=BYTES timeout=S warmup=N reps=N iterations=N</pre>
+ * <pre>FloorPingPong role=server file=PATH pp-sizes=LIST timeout=S
+ *FloorPingPong role=client file=PATH pp-sizes=LIST pp-iterations=N pp-bytes=N warmup=N reps=N timeout=S</pre>
  */
 public final class FloorPingPong {
     static final int SPINS = 2_000;
     private static final int CLIENT_SEQ = 0;
+    private static final int SIZE = 64;
     private static final int SERVER_SEQ = 128;
     private static final int DATA = 4096;
     /** Sequence value the client publishes to end the server. */
@@ -42,12 +44,14 @@ public final class FloorPingPong {
     public static void main(String[] args) throws IOException {
         ChildArgs a = ChildArgs.parse("FloorPingPong", args);
         a.startWatchdog();
+        Meter.prime();
         Path file = Path.of(a.get("file"));
-        int size = a.getInt("size");
-        if (size < Wire.MIN_SIZE) {
-            a.fail("size=" + size + " must be at least " + Wire.MIN_SIZE);
+        int[] sizes = a.getSizes("pp-sizes");
+        if (sizes.length == 0) {
+            a.fail("pp-sizes is empty");
         }
-        int region = (size + 4095) & ~4095;
+        int maxSize = Arrays.stream(sizes).max().getAsInt();
+        int region = (maxSize + 4095) & ~4095;
         boolean server = "server".equals(a.get("role"));
         if (!server && !"client".equals(a.get("role"))) {
             a.fail("role=" + a.get("role") + " must be server or client");
@@ -63,16 +67,16 @@ public final class FloorPingPong {
         if (server) {
             System.out.println("READY file=" + file);
             System.out.flush();
-            serve(map, size, region);
+            serve(map, maxSize, region);
             Files.deleteIfExists(file);
             System.out.println("DONE");
         } else {
-            System.out.println(client(a, map, size, region));
+            System.out.println(client(a, map, sizes, maxSize, region));
         }
     }
 
-    private static void serve(MappedByteBuffer map, int size, int region) {
-        byte[] buf = new byte[size];
+    private static void serve(MappedByteBuffer map, int maxSize, int region) {
+        byte[] buf = new byte[maxSize];
         int in = DATA;
         int out = DATA + region;
         for (long seq = 1; ; seq++) {
@@ -80,63 +84,65 @@ public final class FloorPingPong {
             if (got == STOP) {
                 return;
             }
+            int size = map.getInt(SIZE); // ordered by the acquire load above
             map.get(in, buf, 0, size);
             map.put(out, buf, 0, size);
             SEQ.setRelease(map, SERVER_SEQ, seq);
         }
     }
 
-    private static String client(ChildArgs a, MappedByteBuffer map, int size, int region) {
-        int warmup = a.getInt("warmup");
+    private static String client(ChildArgs a, MappedByteBuffer map, int[] sizes, int maxSize, int region) {
+        int maxIters = a.getInt("pp-iterations");
         int reps = a.getInt("reps");
-        int iters = a.getInt("iterations");
-        if (reps < 1 || iters < 1) {
-            a.fail("need reps >= 1 and iterations >= 1; got reps=" + reps + " iterations=" + iters);
-        }
-        byte[] msg = new byte[size];
-        byte[] echo = new byte[size];
+        long budget = a.getLong("pp-bytes");
+        byte[] msg = new byte[maxSize];
+        byte[] echo = new byte[maxSize];
         Wire.fill(msg);
-        long[] samples = new long[reps * iters];
-        long[] repMedians = new long[reps];
-        long[] repP99 = new long[reps];
-        int out = DATA;
-        int in = DATA + region;
-        long seq = 0;
-        for (int i = 0; i < warmup + reps * iters; i++) {
-            seq++;
-            Wire.stamp(msg, size, seq);
-            long t0 = System.nanoTime();
-            map.put(out, msg, 0, size);
-            SEQ.setRelease(map, CLIENT_SEQ, seq);
-            await(map, SERVER_SEQ, seq);
-            map.get(in, echo, 0, size);
-            long rtt = System.nanoTime() - t0;
-            if (!Arrays.equals(msg, 0, size, echo, 0, size)) {
-                a.fail("round trip " + seq + ": the echoed message differs from the one sent");
+        RttRecorder rec = new RttRecorder(reps, maxIters);
+        StringBuilder b = new StringBuilder("RESULT path=floor");
+        long[] seq = {0};
+        for (int s = 0; s < sizes.length; s++) {
+            int size = sizes[s];
+            int iters = Sweep.iterations(size, maxIters, budget);
+            int warm = Sweep.warmup(s == 0, a.getInt("warmup"), iters);
+            rec.start(size, iters);
+            map.putInt(SIZE, size); // published to the server by the next release store
+            for (int i = 0; i < warm; i++) {
+                roundTrip(a, map, region, msg, echo, size, seq, null, 0);
             }
-            int k = i - warmup;
-            if (k >= 0) {
-                samples[k] = rtt;
-                if ((k + 1) % iters == 0) {
-                    int r = k / iters;
-                    repMedians[r] = Stats.percentile(samples, r * iters, (r + 1) * iters, 50);
-                    repP99[r] = Stats.percentile(samples, r * iters, (r + 1) * iters, 99);
+            for (int r = 0; r < reps; r++) {
+                long[] cpu0 = Meter.cpu();
+                long alloc0 = Meter.allocatedBytes();
+                for (int i = 0; i < iters; i++) {
+                    roundTrip(a, map, region, msg, echo, size, seq, rec.samples(), rec.index(r, i));
                 }
+                long alloc1 = Meter.allocatedBytes();
+                long cpu = Meter.cpuSince(cpu0);
+                rec.addCosts(cpu, Meter.delta(alloc0, alloc1), -1, -1);
+                rec.endRep(r);
             }
+            rec.appendTo(b);
         }
         SEQ.setRelease(map, CLIENT_SEQ, STOP);
-        long[] sorted = repMedians.clone();
-        long median = Stats.percentile(sorted, 50);
-        long pooledP99 = Stats.percentile(samples, 99);
-        StringBuilder b = new StringBuilder("RESULT path=floor");
-        b.append(" rtt_median_ns=").append(median)
-                .append(" rtt_p99_ns=").append(Stats.percentile(repP99, 50))
-                .append(" rtt_rep_min_ns=").append(sorted[0])
-                .append(" rtt_rep_max_ns=").append(sorted[reps - 1])
-                .append(" rtt_pooled_p99_ns=").append(pooledP99)
-                .append(" rtt_max_ns=").append(samples[samples.length - 1])
-                .append(" rtt_samples=").append(samples.length);
         return b.toString();
+    }
+
+    private static void roundTrip(ChildArgs a, MappedByteBuffer map, int region, byte[] msg, byte[] echo, int size,
+            long[] seqHolder, long[] samples, int slot) {
+        long seq = ++seqHolder[0];
+        Wire.stamp(msg, size, seq);
+        long t0 = System.nanoTime();
+        map.put(DATA, msg, 0, size);
+        SEQ.setRelease(map, CLIENT_SEQ, seq);
+        await(map, SERVER_SEQ, seq);
+        map.get(DATA + region, echo, 0, size);
+        long t1 = System.nanoTime();
+        if (samples != null) {
+            samples[slot] = t1 - t0;
+        }
+        if (!Arrays.equals(msg, 0, size, echo, 0, size)) {
+            a.fail("round trip " + seq + " (" + size + " B): the echoed message differs from the one sent");
+        }
     }
 
     /** Waits until the long at {@code offset} is {@code want} or {@link #STOP}; returns what it saw. */

@@ -17,11 +17,37 @@ import java.util.concurrent.TimeUnit;
  * driver; immutable afterwards.
  */
 record Machine(String date, String kernel, String cpuModel, int cpusOnline, List<Integer> cpusAllowed,
-        String jdk, String taskset) {
+        String jdk, String taskset, String memory, boolean virtualised) {
 
     static Machine describe(String javaExe) {
-        return new Machine(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME),
-                readKernel(), readCpuModel(), readCpusOnline(), readCpusAllowed(), readJdk(javaExe), findOnPath("taskset"));
+        return new Machine(ZonedDateTime.now().withNano(0).format(DateTimeFormatter.ISO_OFFSET_DATE_TIME),
+                readKernel(), readCpuModel(), readCpusOnline(), readCpusAllowed(), readJdk(javaExe), findOnPath("taskset"),
+                readMemory(), readHypervisorFlag());
+    }
+
+    /** Total memory from /proc/meminfo, e.g. "23.4 GiB"; "unknown" off Linux. */
+    private static String readMemory() {
+        for (String line : lines(Path.of("/proc/meminfo"))) {
+            if (line.startsWith("MemTotal:")) {
+                String[] f = line.trim().split("\\s+");
+                try {
+                    return String.format(java.util.Locale.ROOT, "%.1f GiB", Long.parseLong(f[1]) / 1024.0 / 1024.0);
+                } catch (RuntimeException e) {
+                    return "unknown";
+                }
+            }
+        }
+        return "unknown";
+    }
+
+    /** Whether the CPU reports the {@code hypervisor} flag: a virtual machine, where waking another CPU costs more. */
+    private static boolean readHypervisorFlag() {
+        for (String line : lines(Path.of("/proc/cpuinfo"))) {
+            if (line.startsWith("flags")) {
+                return (" " + line + " ").contains(" hypervisor ");
+            }
+        }
+        return false;
     }
 
     /** The 1, 5 and 15 minute load averages, to show how busy the machine was; "unknown" off Linux. */

@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Renders a finished run: the header facts, one row per measured pair, and the ratios that the
- * targets speak about, as fixed-width text for the console and as Markdown. Targets are printed
- * as information next to the measured ratio; nothing here decides an exit status.
+ * Renders a finished run: the header facts, the {@link Tables} and the {@link Ratios}, as fixed-width
+ * text for the console and as Markdown for {@code report.md}. Immutable once built (the notes list is
+ * the driver's and may grow until the final report is made).
  */
 final class Report {
     private final Machine machine;
@@ -15,32 +15,59 @@ final class Report {
     private final List<Placement> placements;
     private final List<String> notes;
     private final List<Measurement> results;
+    private final Startup.Result startup;
 
-    Report(Machine machine, BenchOptions options, List<Placement> placements, List<String> notes, List<Measurement> results) {
+    Report(Machine machine, BenchOptions options, List<Placement> placements, List<String> notes,
+            List<Measurement> results, Startup.Result startup) {
         this.machine = machine;
         this.options = options;
         this.placements = placements;
         this.notes = notes;
         this.results = results;
+        this.startup = startup;
+    }
+
+    Machine machine() {
+        return machine;
+    }
+
+    List<Measurement> results() {
+        return results;
+    }
+
+    Startup.Result startup() {
+        return startup;
+    }
+
+    List<Placement> placements() {
+        return placements;
     }
 
     List<String> header() {
         List<String> h = new ArrayList<>();
         h.add("date: " + machine.date());
         h.add("kernel: " + machine.kernel());
-        h.add("cpu: " + machine.cpuModel() + "; " + machine.cpusOnline() + " CPUs online, this process may use "
-                + machine.cpusAllowed());
+        h.add("cpu: " + machine.cpuModel() + "; " + machine.cpusOnline() + " CPUs online, the driver may use "
+                + machine.cpusAllowed() + "; " + machine.memory() + " memory; "
+                + (machine.virtualised() ? "a virtual machine (hypervisor flag set)" : "no hypervisor flag"));
         h.add("jdk (children): " + machine.jdk());
         h.add("pinning: " + (machine.canPin() ? "taskset -c (" + machine.taskset() + ")" : "taskset not found, processes run unpinned"));
         for (Placement p : placements) {
             h.add("placement " + p.describe());
         }
-        h.add("ping-pong: " + options.size + " B messages, " + options.warmup + " warm-up round trips, then "
-                + options.reps + " repetitions x " + options.iterations + " timed round trips");
-        h.add("stream: " + (options.streamMib == 0 ? "off" : options.streamMib + " MiB per repetition in "
-                + options.streamChunk / 1024 + " KiB writes, 1/8 of it untimed first, " + options.streamReps + " repetitions"));
-        h.add("rules: server '" + Bench.rule(true, "PORT", options.ruleOptions) + "', client '"
-                + Bench.rule(false, "PORT", options.ruleOptions) + "' (tcp+agent: the same naming another port)");
+        h.add("ping-pong: sizes " + labels(options.sizes) + "; " + options.warmup + " warm-up round trips before the first"
+                + " size; per size " + options.reps + " repetitions of up to " + options.iterations + " round trips (at most "
+                + options.ppMib + " MiB a repetition, at least " + Sweep.MIN_ITERATIONS + " round trips)");
+        h.add("stream: write sizes " + labels(options.writeSizes) + "; per size one untimed pass, then "
+                + options.streamReps + " repetitions of about " + options.streamMs + " ms (at most " + options.streamMaxMib
+                + " MiB each)");
+        h.add("file copy: " + (options.copyMib == 0 ? "off" : Sweep.label(options.copyBytes()) + " file x "
+                + options.copyReps + " copies in " + Sweep.label(options.copyChunk) + " chunks"));
+        for (Route r : new Route[] {Route.SHM, Route.SHM_1M}) {
+            h.add("rules " + r.label + ": server '" + Bench.rule(r.provider, true, "127.0.0.1", "PORT", ruleOptions(r))
+                    + "', client '" + Bench.rule(r.provider, false, "127.0.0.1", "PORT", ruleOptions(r)) + "'");
+        }
+        h.add("rules tcp+agent: as shm, naming PORT+1, so nothing matches");
         if (!options.jvmArgs.isEmpty()) {
             h.add("extra JVM options (every child): " + String.join(" ", options.jvmArgs));
         }
@@ -52,124 +79,49 @@ final class Report {
         return h;
     }
 
-    List<String[]> table(String us) {
-        List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"path", "placement", "RTT median (" + us + ")", "RTT p99 (" + us + ")",
-            "rep medians min-max (" + us + ")", "stream MB/s", "stream GB/s", "stream reps min-max (GB/s)"});
-        for (Measurement m : results) {
-            double bps = m.streamBytesPerSecond();
-            rows.add(new String[] {m.route().label, m.placement().label(), micros(m.rttMedianNs()), micros(m.get("rtt_p99_ns")),
-                micros(m.get("rtt_rep_min_ns")) + " - " + micros(m.get("rtt_rep_max_ns")),
-                Double.isNaN(bps) ? "-" : fmt("%.0f", bps / 1e6), Double.isNaN(bps) ? "-" : fmt("%.2f", bps / 1e9),
-                Double.isNaN(bps) ? "-" : fmt("%.2f - %.2f", m.get("stream_bps_min") / 1e9, m.get("stream_bps_max") / 1e9)});
-        }
-        return rows;
+    private String ruleOptions(Route r) {
+        return (r.ruleOptions + " " + options.ruleOptions).trim();
+    }
+
+    List<Tables.Table> tables(String us) {
+        return new Tables(options, results, startup).all(us);
     }
 
     List<String[]> ratios() {
-        List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"ratio", "measured", "target (information only)", "meets target"});
-        String primary = placements.get(0).label();
-        Measurement tcpBest = best(Route.TCP, false);
-        Measurement tcpBestStream = best(Route.TCP, true);
-        ratio(rows, "shm RTT / TCP RTT, both " + primary, rtt(Route.SHM, primary), rtt(Route.TCP, primary), 1 / 20.0, true);
-        if (tcpBest != null) {
-            ratio(rows, "shm RTT (" + primary + ") / TCP RTT at its best placement (" + tcpBest.placement().label() + ")",
-                    rtt(Route.SHM, primary), tcpBest.rttMedianNs(), 1 / 20.0, true);
-        }
-        ratio(rows, "shm RTT / floor RTT, both " + primary, rtt(Route.SHM, primary), rtt(Route.FLOOR, primary), 2, true);
-        ratio(rows, "shm stream / TCP stream, both " + primary, bps(Route.SHM, primary), bps(Route.TCP, primary), 4, false);
-        if (tcpBestStream != null) {
-            ratio(rows, "shm stream (" + primary + ") / TCP stream at its best placement (" + tcpBestStream.placement().label() + ")",
-                    bps(Route.SHM, primary), tcpBestStream.streamBytesPerSecond(), 4, false);
-        }
-        for (Placement p : placements) {
-            overhead(rows, "agent without matching rule: RTT overhead, " + p.label(), rtt(Route.TCP_AGENT, p.label()), rtt(Route.TCP, p.label()), true);
-        }
-        for (Placement p : placements) {
-            overhead(rows, "agent without matching rule: stream throughput change, " + p.label(),
-                    bps(Route.TCP_AGENT, p.label()), bps(Route.TCP, p.label()), false);
-        }
-        for (Placement p : placements.subList(1, placements.size())) {
-            ratio(rows, "shm RTT / TCP RTT, both " + p.label(), rtt(Route.SHM, p.label()), rtt(Route.TCP, p.label()), Double.NaN, true);
-        }
-        return rows;
-    }
-
-    /** A ratio row; {@code atMost} says whether the target is an upper (RTT) or lower (throughput) bound. */
-    private static void ratio(List<String[]> rows, String name, double num, double den, double target, boolean atMost) {
-        double r = num / den;
-        String measured = Double.isNaN(r) ? "n/a (not run)" : r < 1 ? fmt("%.3f (1/%.1f)", r, 1 / r) : fmt("%.2fx", r);
-        String t = Double.isNaN(target) ? "(no target)" : atMost
-                ? (target < 1 ? fmt("<= 1/%.0f (%.3f)", 1 / target, target) : fmt("<= %.0fx", target))
-                : fmt(">= %.0fx", target);
-        String verdict = Double.isNaN(r) || Double.isNaN(target) ? "-" : (atMost ? r <= target : r >= target) ? "yes" : "no";
-        rows.add(new String[] {name, measured, t, verdict});
-    }
-
-    /** Signed percentage of {@code agent} over {@code base}; the target is at most +3 % for RTT. */
-    private static void overhead(List<String[]> rows, String name, double agent, double base, boolean targeted) {
-        double pct = (agent / base - 1) * 100;
-        String measured = Double.isNaN(pct) ? "n/a (not run)" : fmt("%+.1f %%", pct);
-        String verdict = !targeted || Double.isNaN(pct) ? "-" : pct <= 3 ? "yes" : "no";
-        rows.add(new String[] {name, measured, targeted ? "<= 3 %" : "(no target)", verdict});
-    }
-
-    private Measurement find(Route route, String placement) {
-        for (Measurement m : results) {
-            if (m.route() == route && m.placement().label().equals(placement)) {
-                return m;
-            }
-        }
-        return null;
-    }
-
-    private double rtt(Route route, String placement) {
-        Measurement m = find(route, placement);
-        return m == null ? Double.NaN : m.rttMedianNs();
-    }
-
-    private double bps(Route route, String placement) {
-        Measurement m = find(route, placement);
-        return m == null ? Double.NaN : m.streamBytesPerSecond();
-    }
-
-    /** The placement where a route did best: lowest RTT, or highest throughput. */
-    private Measurement best(Route route, boolean stream) {
-        Measurement best = null;
-        for (Measurement m : results) {
-            if (m.route() != route) {
-                continue;
-            }
-            double v = stream ? m.streamBytesPerSecond() : m.rttMedianNs();
-            if (Double.isNaN(v)) {
-                continue;
-            }
-            double b = best == null ? Double.NaN : stream ? best.streamBytesPerSecond() : best.rttMedianNs();
-            if (best == null || (stream ? v > b : v < b)) {
-                best = m;
-            }
-        }
-        return best;
+        return new Ratios(options, placements, results, startup).rows();
     }
 
     String text() {
         StringBuilder b = new StringBuilder("== sora benchmark\n");
         header().forEach(h -> b.append("  ").append(h).append('\n'));
-        b.append("\n== results (medians over repetitions; MB = 10^6 B, GB = 10^9 B)\n");
-        fixed(b, table("us"));
-        b.append("\n== ratios from this run\n");
+        for (Tables.Table t : tables("us")) {
+            b.append("\n== ").append(t.title()).append('\n');
+            fixed(b, t.rows());
+        }
+        b.append("\n== ratios from this run (targets are information; MB = 10^6 B)\n");
         fixed(b, ratios());
         return b.toString();
     }
 
-    String markdown() {
-        StringBuilder b = new StringBuilder("## sora benchmark run\n\n");
+    /** The Markdown report; {@code charts} are image files (relative names) to embed, with their captions. */
+    String markdown(List<String[]> charts) {
+        StringBuilder b = new StringBuilder("# sora benchmark report\n\n");
+        b.append("Produced by `./sora bench` (`io.sora.examples.bench.Bench`); the figures are in `results.json`.\n")
+                .append("Method and the meaning of every row: `docs/benchmarks.md` in the repository.\n\n");
+        b.append("## Machine and run\n\n");
         header().forEach(h -> b.append("- ").append(h).append('\n'));
-        b.append("\n### Results (medians over repetitions; MB = 10^6 B, GB = 10^9 B)\n\n");
-        markdown(b, table("µs"));
-        b.append("\n### Ratios from this run\n\n");
+        if (!charts.isEmpty()) {
+            b.append("\n## Charts\n\n");
+            for (String[] c : charts) {
+                b.append("![").append(c[1]).append("](").append(c[0]).append(")\n\n");
+            }
+        }
+        b.append("\n## Ratios and targets (MB = 10^6 B)\n\n");
         markdown(b, ratios());
+        for (Tables.Table t : tables("µs")) {
+            b.append("\n## ").append(t.title()).append("\n\n");
+            markdown(b, t.rows());
+        }
         return b.toString();
     }
 
@@ -184,7 +136,7 @@ final class Report {
             String[] r = rows.get(k);
             b.append(' ');
             for (int i = 0; i < r.length; i++) {
-                b.append(' ').append(i == 0 ? pad(r[i], w[i], false) : pad(r[i], w[i], true)).append(' ');
+                b.append(' ').append(pad(r[i], w[i], i > 0)).append(' ');
             }
             b.append('\n');
             if (k == 0) {
@@ -211,12 +163,52 @@ final class Report {
         return right ? fill + s : s + fill;
     }
 
+    private static String labels(int[] sizes) {
+        StringBuilder b = new StringBuilder();
+        for (int s : sizes) {
+            b.append(b.length() == 0 ? "" : ", ").append(Sweep.label(s));
+        }
+        return b.toString();
+    }
+
+    /** The size in {@code sizes} nearest to {@code want} (the headline size when the sweep lacks it). */
+    static int closest(int[] sizes, int want) {
+        int best = sizes[0];
+        for (int s : sizes) {
+            if (Math.abs(Math.log((double) s / want)) < Math.abs(Math.log((double) best / want))) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
     static String micros(double ns) {
         if (Double.isNaN(ns)) {
             return "-";
         }
         double us = ns / 1000;
-        return us < 10 ? fmt("%.2f", us) : fmt("%.1f", us);
+        return us < 10 ? fmt("%.2f", us) : us < 1000 ? fmt("%.1f", us) : fmt("%.0f", us);
+    }
+
+    static String mbps(double bps) {
+        if (Double.isNaN(bps)) {
+            return "-";
+        }
+        double mb = bps / 1e6;
+        return mb < 10 ? fmt("%.2f", mb) : mb < 100 ? fmt("%.1f", mb) : fmt("%.0f", mb);
+    }
+
+    static String millis(long ns) {
+        return fmt("%.0f", ns / 1e6);
+    }
+
+    /** A cost figure: three significant digits, "-" when unknown. */
+    static String num(double v) {
+        if (Double.isNaN(v)) {
+            return "-";
+        }
+        double a = Math.abs(v);
+        return a == 0 ? "0" : a < 1 ? fmt("%.3f", v) : a < 10 ? fmt("%.2f", v) : a < 100 ? fmt("%.1f", v) : fmt("%.0f", v);
     }
 
     static String fmt(String f, Object... args) {

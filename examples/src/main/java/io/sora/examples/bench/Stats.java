@@ -44,7 +44,8 @@ final class Stats {
 
     /** Zero-based index of the nearest-rank percentile among n sorted values. */
     private static int rankIndex(int n, double p) {
-        int rank = (int) Math.ceil(p / 100.0 * n); // 1-based nearest rank
+        // 1-based nearest rank; the epsilon keeps 99.9 % of 1000 at 999, not 1000 (99.9 is not exact in binary)
+        int rank = (int) Math.ceil(p * n / 100.0 - 1e-9);
         return Math.min(n - 1, Math.max(0, rank - 1));
     }
 }
