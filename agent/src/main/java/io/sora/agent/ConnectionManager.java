@@ -35,8 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.lang.ref.Cleaner;
-import java.lang.ref.WeakReference;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -61,7 +59,7 @@ final class ConnectionManager implements SoraDelegate {
     private final Map<Provider, Transport> transports;
     private final Tracer tracer;
     private final ConnectionRegistry registry;
-    private final Map<Socket, Paired> sockets = Collections.synchronizedMap(new WeakHashMap<>());
+    private final Map<Socket, PairedSocket> sockets = Collections.synchronizedMap(new WeakHashMap<>());
     private final Map<ServerSocket, Listeners> servers = Collections.synchronizedMap(new WeakHashMap<>());
     /** Listeners of server sockets bound before a hot attach, by port. Empty unless attached. */
     private final Map<Integer, Listeners> adopted = new ConcurrentHashMap<>();
@@ -81,64 +79,11 @@ final class ConnectionManager implements SoraDelegate {
     }
 
     /** A socket whose bytes move on a fast path. */
-    /**
-     * A paired socket's state. Holds nothing that reaches the socket strongly (see {@link PinnedStreams}).
-     * {@code cleanable} closes the fast path exactly once: on {@code Socket.close}, at detach, or when
-     * the socket became unreachable without being closed.
-     */
-    static final class Paired {
-        final FastConnection connection;
-        final Rule rule;
-        final Cleaner.Cleanable cleanable;
-        private WeakReference<InputStream> in = new WeakReference<>(null);
-        private WeakReference<OutputStream> out = new WeakReference<>(null);
-
-        Paired(FastConnection connection, Rule rule, Cleaner.Cleanable cleanable) {
-            this.connection = connection;
-            this.rule = rule;
-            this.cleanable = cleanable;
-        }
-
-        FastConnection connection() {
-            return connection;
-        }
-
-        /** The same stream object while the application holds it, as TCP's getInputStream. */
-        synchronized InputStream in(Socket socket) {
-            InputStream s = in.get();
-            if (s == null) {
-                s = new PinnedStreams.In(connection.inputStream(), socket);
-                in = new WeakReference<>(s);
-            }
-            return s;
-        }
-
-        synchronized OutputStream out(Socket socket) {
-            OutputStream s = out.get();
-            if (s == null) {
-                s = new PinnedStreams.Out(connection.outputStream(), socket);
-                out = new WeakReference<>(s);
-            }
-            return s;
-        }
-    }
+    /** The fast-path listeners of one server socket; {@code adopted} when bound before a hot attach. */
+    record Listeners(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, boolean adopted) {}
 
     /** Set on the agent's own threads (the warm-up) whose sockets the advice must leave alone. */
     static final ThreadLocal<Boolean> INTERNAL = new ThreadLocal<>();
-
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "sora-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
-
-    /** The close action registered with the cleaner; captures no socket. */
-    private static Runnable closer(FastConnection c, Tracer tracer) {
-        return () -> close(c, tracer);
-    }
-
-    /** The fast-path listeners of one server socket; {@code adopted} when bound before a hot attach. */
-    record Listeners(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, boolean adopted) {}
 
     // ---------------------------------------------------------------- client side
 
@@ -357,7 +302,7 @@ final class ConnectionManager implements SoraDelegate {
      * A socket returned by an accept() that was already running when the agent was attached: decided
      * the first time the application asks for one of its streams, before any byte moved.
      */
-    private Paired lateAccepted(Socket socket) {
+    private PairedSocket lateAccepted(Socket socket) {
         if (adopted.isEmpty() || socket.getClass() != Socket.class || decided.containsKey(socket)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)
                 || !(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)) {
@@ -392,7 +337,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public InputStream inputStream(Socket socket, InputStream tcp) {
-        Paired p = sockets.get(socket);
+        PairedSocket p = sockets.get(socket);
         if (p == null) {
             p = lateAccepted(socket);
         }
@@ -401,7 +346,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public OutputStream outputStream(Socket socket, OutputStream tcp) {
-        Paired p = sockets.get(socket);
+        PairedSocket p = sockets.get(socket);
         if (p == null) {
             p = lateAccepted(socket);
         }
@@ -410,7 +355,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public void shutdownInput(Socket socket) {
-        Paired p = sockets.get(socket);
+        PairedSocket p = sockets.get(socket);
         try {
             if (p != null) {
                 p.connection().shutdownInput();
@@ -422,7 +367,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public void shutdownOutput(Socket socket) {
-        Paired p = sockets.get(socket);
+        PairedSocket p = sockets.get(socket);
         try {
             if (p != null) {
                 p.connection().shutdownOutput();
@@ -435,13 +380,13 @@ final class ConnectionManager implements SoraDelegate {
     @Override
     public void closed(Socket socket) {
         registry.closed(socket);
-        Paired p = sockets.remove(socket);
+        PairedSocket p = sockets.remove(socket);
         if (p != null) {
             p.cleanable.clean();
         }
     }
 
-    private static void close(FastConnection c, Tracer tracer) {
+    static void close(FastConnection c, Tracer tracer) {
         try {
             c.close();
         } catch (IOException ignored) {
@@ -462,7 +407,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public String pathOf(Socket socket) {
-        Paired p = sockets.get(socket);
+        PairedSocket p = sockets.get(socket);
         return p == null ? "tcp" : p.connection().path();
     }
 
@@ -487,7 +432,7 @@ final class ConnectionManager implements SoraDelegate {
         for (Listeners l : all) {
             l.bindings().values().forEach(ServerBinding::close);
         }
-        DetachedConnections<Paired> left = new DetachedConnections<>();
+        DetachedConnections<PairedSocket> left = new DetachedConnections<>();
         synchronized (sockets) {
             sockets.forEach(left::add);
             sockets.clear();
@@ -505,7 +450,7 @@ final class ConnectionManager implements SoraDelegate {
         }
         PairingResult result;
         try {
-            SocketHooks hooks = hooks(socket);
+            SocketHooks hooks = PairedSocket.hooks(socket);
             if (server) {
                 result = binding == null
                         ? new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server())
@@ -526,7 +471,7 @@ final class ConnectionManager implements SoraDelegate {
     private void record(Socket socket, Side side, Rule rule, PairingResult result) {
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
-            sockets.put(socket, new Paired(c, rule, CLEANER.register(socket, closer(c, tracer))));
+            sockets.put(socket, PairedSocket.register(socket, c, rule, tracer));
             String reason = "paired (" + where(rule) + ")";
             registry.add(socket, c.id(), side, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
@@ -555,26 +500,6 @@ final class ConnectionManager implements SoraDelegate {
             tracer.event(Hook.PATH, id, "tcp", reason,
                     "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
         }
-    }
-
-    /** Holds the socket weakly: the fast connection must not keep its socket reachable (see {@link Paired}). */
-    private static SocketHooks hooks(Socket socket) {
-        WeakReference<Socket> ref = new WeakReference<>(socket);
-        return new SocketHooks() {
-            @Override
-            public int soTimeoutMillis() throws IOException {
-                Socket s = ref.get();
-                return s == null ? 0 : s.getSoTimeout();
-            }
-
-            @Override
-            public void closeSocket() throws IOException {
-                Socket s = ref.get();
-                if (s != null) {
-                    s.close();
-                }
-            }
-        };
     }
 
     static PairingOptions options(Rule rule) {
