@@ -412,16 +412,10 @@ final class ConnectionManager implements SoraDelegate {
     }
 
     /**
-     * Detach, after the bridge delegate was removed: stops every listener (new clients fall back to TCP
-     * at once) and hands the paired connections to a watcher thread that closes each fast path when the
-     * application closes its socket (the close advice is gone by then), so the peer still sees the end.
-     * {@code whenDone} runs once no paired connection is left.
+     * Stops every pairing listener (their rendezvous files go with them). Called at detach and from the
+     * JVM's shutdown hook: a JVM that exits without closing its server sockets leaves nothing behind.
      */
-    void stop(Runnable whenDone) {
-        stopped = true;
-        synchronized (confirmed) {
-            confirmed.notifyAll();
-        }
+    void closeListeners() {
         List<Listeners> all;
         synchronized (servers) {
             all = new ArrayList<>(servers.values());
@@ -432,6 +426,20 @@ final class ConnectionManager implements SoraDelegate {
         for (Listeners l : all) {
             l.bindings().values().forEach(ServerBinding::close);
         }
+    }
+
+    /**
+     * Detach, after the bridge delegate was removed: stops every listener (new clients fall back to TCP
+     * at once) and hands the paired connections to a watcher thread that closes each fast path when the
+     * application closes its socket (the close advice is gone by then), so the peer still sees the end.
+     * {@code whenDone} runs once no paired connection is left.
+     */
+    void stop(Runnable whenDone) {
+        stopped = true;
+        synchronized (confirmed) {
+            confirmed.notifyAll();
+        }
+        closeListeners();
         DetachedConnections<PairedSocket> left = new DetachedConnections<>();
         synchronized (sockets) {
             sockets.forEach(left::add);

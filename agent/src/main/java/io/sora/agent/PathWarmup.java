@@ -30,7 +30,18 @@ import java.time.Duration;
  * ignored: a warm-up that fails costs the application nothing.
  */
 final class PathWarmup {
+    /** The warm-up's listener while it runs, so that a JVM exiting meanwhile removes its rendezvous file. */
+    private static volatile ServerBinding running;
+
     private PathWarmup() {
+    }
+
+    /** From the shutdown hook: a warm-up cut short by the JVM's exit leaves nothing behind. */
+    static void abort() {
+        ServerBinding b = running;
+        if (b != null) {
+            b.close();
+        }
     }
 
     static void start() {
@@ -49,29 +60,39 @@ final class PathWarmup {
         if (!shm.availability().isAvailable()) {
             return;
         }
+        shm.removeLeftovers();
         PairingOptions options = new PairingOptions(4096, 4096, Duration.ofSeconds(5));
-        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-             ServerBinding binding = shm.listen((InetSocketAddress) server.getLocalSocketAddress(),
-                     key -> new AcceptPolicy.Allow(options));
-             Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
-             Socket accepted = server.accept()) {
-            ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalSocketAddress(),
-                    (InetSocketAddress) client.getRemoteSocketAddress());
-            PairingResult c = shm.connect(key, options, hooks());
-            PairingResult s = binding.awaitPairing(key, options.fallbackWait(), hooks());
-            if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp) {
-                try (FastConnection a = cp.connection(); FastConnection b = sp.connection()) {
-                    exchange(a.outputStream(), b.inputStream());
-                    exchange(b.outputStream(), a.inputStream());
-                }
-            } else {
-                close(c);
-                close(s);
+        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            ServerBinding binding = shm.listen((InetSocketAddress) server.getLocalSocketAddress(),
+                    key -> new AcceptPolicy.Allow(options));
+            running = binding;
+            try (binding;
+                 Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+                 Socket accepted = server.accept()) {
+                warm(shm, binding, options, client);
             }
         } catch (IOException | RuntimeException e) {
             // a warm-up only
         } finally {
+            running = null;
             ConnectionManager.INTERNAL.remove();
+        }
+    }
+
+    private static void warm(ShmTransport shm, ServerBinding binding, PairingOptions options, Socket client)
+            throws IOException {
+        ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalSocketAddress(),
+                (InetSocketAddress) client.getRemoteSocketAddress());
+        PairingResult c = shm.connect(key, options, hooks());
+        PairingResult s = binding.awaitPairing(key, options.fallbackWait(), hooks());
+        if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp) {
+            try (FastConnection a = cp.connection(); FastConnection b = sp.connection()) {
+                exchange(a.outputStream(), b.inputStream());
+                exchange(b.outputStream(), a.inputStream());
+            }
+        } else {
+            close(c);
+            close(s);
         }
     }
 

@@ -61,7 +61,11 @@ public final class SoraAgent {
         this.fastPaths = fastPaths;
         this.instrumentation = instrumentation;
         this.manager = manager;
-        this.shutdownHook = new Thread(tracer::close, "sora-shutdown");
+        this.shutdownHook = new Thread(() -> {
+            PathWarmup.abort();
+            manager.closeListeners();
+            tracer.close();
+        }, "sora-shutdown");
     }
 
     /** Called by the launcher through reflection. Never throws. */

@@ -124,6 +124,30 @@ final class ShmDirectory {
         return removed;
     }
 
+    /**
+     * Deletes {@code port-<n>.sock} rendezvous files no process listens on any more (a JVM killed, or
+     * one that exited while a listener was being set up): a connect to them is refused. A live
+     * listener just sees a connection close without a word, which it ignores. Returns how many were removed.
+     */
+    int removeStaleRendezvous() throws IOException {
+        int removed = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "port-*.sock")) {
+            for (Path f : files) {
+                try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(
+                        java.net.UnixDomainSocketAddress.of(f))) {
+                    // someone listens: keep it
+                } catch (java.net.ConnectException refused) {
+                    if (Files.deleteIfExists(f)) {
+                        removed++;
+                    }
+                } catch (IOException other) {
+                    // not ours to judge (permissions, a file that is not a socket): leave it
+                }
+            }
+        }
+        return removed;
+    }
+
     /** The pid in {@code seg-<pid>-<random>}, or -1 when the name does not have that form. */
     static long pidOf(String name) {
         int dash = name.indexOf('-', 4);

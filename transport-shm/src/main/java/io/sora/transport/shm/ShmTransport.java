@@ -147,6 +147,20 @@ public final class ShmTransport implements Transport {
         return b;
     }
 
+    /**
+     * Removes what dead processes left in the directory: segment files of dead pids and rendezvous
+     * sockets nobody listens on. Cheap but not free (one connect per socket file), so the agent calls
+     * it once, in the background, at start-up. Returns how many files were removed; never throws.
+     */
+    public int removeLeftovers() {
+        try {
+            dir.ensure();
+            return dir.removeStaleSegments() + dir.removeStaleRendezvous();
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
     @Override
     public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
         try {

@@ -1,0 +1,45 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.Tracer;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class ShmLeftoversTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void staleRendezvousSocketsAndDeadSegmentsGoLiveOnesStay() throws Exception {
+        ShmTransport t = new ShmTransport(ShmSettings.forDirectory(tmp), Tracer.OFF);
+        assertTrue(t.initialize());
+        Path dir = t.directory();
+        Path stale = dir.resolve("port-1.sock");
+        try (ServerSocketChannel gone = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            gone.bind(UnixDomainSocketAddress.of(stale)); // closing leaves the file behind, as a killed JVM does
+        }
+        Path live = dir.resolve("port-2.sock");
+        Process dead = new ProcessBuilder("true").start();
+        assertTrue(dead.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+        Path deadSegment = Files.createFile(dir.resolve("seg-" + dead.pid() + "-00ff"));
+        try (ServerSocketChannel listening = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listening.bind(UnixDomainSocketAddress.of(live));
+            assertTrue(Files.exists(stale));
+            assertEquals(2, t.removeLeftovers());
+            assertFalse(Files.exists(stale), "nobody listens there");
+            assertFalse(Files.exists(deadSegment), "its process is gone");
+            assertTrue(Files.exists(live), "a live listener keeps its socket");
+            assertEquals(0, t.removeLeftovers());
+        }
+    }
+}
