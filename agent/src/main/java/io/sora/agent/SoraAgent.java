@@ -89,6 +89,7 @@ public final class SoraAgent {
             List<String> problems = new ArrayList<>();
             RuleSet rules = loadRules(options, sys, tracer, problems);
             FastPaths fastPaths = FastPaths.initialize(tracer, rules, inst);
+            warnUnavailable(rules, fastPaths);
             ConnectionRegistry registry = new ConnectionRegistry();
             ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
             SocketInstrumentation instrumentation = new SocketInstrumentation(inst);
@@ -257,6 +258,23 @@ public final class SoraAgent {
             } else {
                 System.setProperty(key, old);
             }
+        }
+    }
+
+    /**
+     * One clear warning per fast path that the rules ask for but this machine cannot give (the cause,
+     * and that those connections use TCP); the details are in the trace and in {@code doctor}.
+     */
+    private static void warnUnavailable(RuleSet rules, FastPaths fastPaths) {
+        for (io.sora.rules.Provider p : io.sora.rules.Provider.values()) {
+            io.sora.transport.Transport t = fastPaths.transports().get(p);
+            if (t == null || t.availability().isAvailable()
+                    || rules.rules().stream().noneMatch(r -> r.provider() == p)) {
+                continue;
+            }
+            String cause = t.availability().unavailabilityCause().map(Throwable::getMessage).orElse("unknown cause");
+            io.sora.trace.AgentLog.get("io.sora.agent").warn("{} unavailable ({}): connections matching {} rules use TCP"
+                    + " (java -jar sora-agent.jar doctor {} tells what is missing)", p.keyword(), cause, p.keyword(), p.keyword());
         }
     }
 
