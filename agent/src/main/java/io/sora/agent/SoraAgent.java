@@ -103,7 +103,11 @@ public final class SoraAgent {
                 warmUp();
             }
             SoraBridge.install(manager, tracer.isOn(Category.MT));
-            installWithoutUnsafe(instrumentation, bridge);
+            if (!rules.isEmpty() || tracer.isOn(Category.MT) || tracer.isOn(Category.NET)) {
+                installWithoutUnsafe(instrumentation, bridge);
+            }
+            // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
+            // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
             SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
             running = agent;
             if (!rules.isEmpty()) {
