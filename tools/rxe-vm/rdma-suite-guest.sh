@@ -2,13 +2,19 @@
 # rdma-suite-guest.sh WORKDIR - runs INSIDE the Soft-RoCE VM (started by run-rdma-suite.sh): for each
 # JDK, (1) SampleServer/SampleClient over TCP and then through the agent with rdma rules, comparing
 # their output and checking the NET.462 path event says rdma; (2)+(3) the socket-semantics suite and
-# the 256 MiB SHA-256 transfer over RDMA in ONE agent JVM (JUnit console launcher). Writes
-# WORKDIR/summary.txt and exits non-zero if anything failed.
+# the 256 MiB SHA-256 transfer over RDMA in ONE agent JVM (JUnit console launcher); (4) the RDMA
+# reliability tests in another agent JVM: memory exposure (reg_mr access flags and rkeys in the trace),
+# peer kill -9 (a forked peer JVM), connect/close churn without leaks. Writes WORKDIR/summary.txt and
+# exits non-zero if anything failed.
+#
+# env: SORA_RDMA_PARTS (default "sample suite reliability": which of (1), (2)+(3), (4) run),
+#      SORA_RDMA_CHURN_CYCLES (default 200), SORA_RDMA_SUITE_LIMIT (s per JUnit JVM, default 420)
 set -u
 W=$1
 IP=${RXE_IP:-192.168.77.1}
 JDKS=${SORA_RDMA_JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
 PORT=65444
+PARTS=${SORA_RDMA_PARTS:-sample suite reliability}
 SUMMARY=$W/summary.txt
 : > "$SUMMARY"
 fail=0
@@ -45,6 +51,33 @@ watchdog(){
   done
 }
 norm(){ sed -E 's/:[0-9]+/:PORT/g; s/[0-9]+ usec/N usec/' "$1"; }
+want(){ case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
+# junit NAME LOGNAME JVM_EXTRA CLASS...: one agent JVM (suite.conf, its own trace) running CLASS... under
+# -Xcheck:jni (every JNI call of the project's libdisni checked by the JVM) and the watchdog
+junit(){
+  local name=$1 log=$O/$2.log trace=$O/$2-trace.json extra=$3 sel="" c; shift 3
+  for c in "$@"; do sel+=" --select-class io.sora.it.rdma.$c"; done
+  local t0=$(date +%s)
+  "$J" $JFLAGS -Xcheck:jni $extra "$A=conf=$W/suite.conf,$TR,trace.file=$trace" -jar "$W/lib/junit-platform-console-standalone.jar" execute \
+      --class-path "$W/test-classes" $sel --details=tree --disable-banner --fail-if-no-tests > "$log" 2>&1 &
+  local spid=$!
+  watchdog "$spid" "$log" "${SORA_RDMA_SUITE_LIMIT:-420}"
+  wait $spid
+  local rc=$?
+  cat "$log"
+  local counts=$(grep -E '^\[ +[0-9]+ tests (successful|failed)' "$log" | tr -s ' ' | tr '\n' ' ')
+  if grep -q 'WARNING in native method\|FATAL ERROR in native method' "$log"; then
+    echo "--- -Xcheck:jni reported:"; grep -A3 'in native method' "$log" | head -20
+    rc=97
+  fi
+  if [ $rc -eq 0 ]; then result "$name" PASS "$counts($(elapsed $t0))"
+  else
+    result "$name" FAIL "exit $rc $counts"
+    echo "--- connections left on TCP, with their reasons:"
+    grep '"id":462' "$trace" | grep '"path":"tcp"' | cut -c1-400 | head -20
+    grep -v '"id":4[56][0-9]' "$trace" | grep -i 'fail\|reason' | cut -c1-300 | head -30
+  fi
+}
 
 for jdk in $JDKS; do
   J=$jdk/bin/java
@@ -55,51 +88,40 @@ for jdk in $JDKS; do
   JFLAGS="-XX:TieredStopAtLevel=1"
   echo "=== $name: $("$J" -version 2>&1 | head -1)"
 
-  # 1. the JSOR sample, TCP then RDMA
-  t0=$(date +%s)
-  run_pair "$O/tcp" "" ""
   A="-javaagent:$W/sora-agent.jar"
   TR="trace=iprint=NET+iprint=JSOR"
-  run_pair "$O/rdma" "$A=conf=$W/server.conf,$TR,trace.file=$O/rdma/server-trace.json" \
-                     "$A=conf=$W/client.conf,$TR,trace.file=$O/rdma/client-trace.json"
-  cat "$O/rdma/server.out" "$O/rdma/client.out"
-  problems=""
-  [ "$(cat "$O/tcp/rc")" = "0 0" ] || problems+="tcp exit codes $(cat "$O/tcp/rc"); "
-  [ "$(cat "$O/rdma/rc")" = "0 0" ] || problems+="rdma exit codes $(cat "$O/rdma/rc"); "
-  for side in server client; do
-    norm "$O/tcp/$side.out" > "$O/tcp/$side.norm"; norm "$O/rdma/$side.out" > "$O/rdma/$side.norm"
-    cmp -s "$O/tcp/$side.norm" "$O/rdma/$side.norm" \
-      || problems+="$side output differs from TCP; "
-    [ -s "$O/rdma/$side.err" ] && problems+="$side stderr not empty: $(head -c 300 "$O/rdma/$side.err" | tr '\n' ' '); "
-    grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | grep -q '"path":"rdma"' \
-      || problems+="$side trace has no NET.462 path=rdma ($(grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | head -1)); "
-  done
-  grep -h '"id":462' "$O/rdma/"*-trace.json 2>/dev/null | head -2
-  if [ -z "$problems" ]; then result "$name sample over rdma" PASS "($(elapsed $t0))"; else
-    result "$name sample over rdma" FAIL "$problems"
-    for f in "$O"/rdma/*.err "$O"/rdma/*.out; do echo "--- $f"; head -40 "$f"; done
-    grep -h 'rdma\|JSOR' "$O"/rdma/*-trace.json 2>/dev/null | tail -40
+  # 1. the JSOR sample, TCP then RDMA
+  if want sample; then
+    t0=$(date +%s)
+    run_pair "$O/tcp" "" ""
+    run_pair "$O/rdma" "$A=conf=$W/server.conf,$TR,trace.file=$O/rdma/server-trace.json" \
+                       "$A=conf=$W/client.conf,$TR,trace.file=$O/rdma/client-trace.json"
+    cat "$O/rdma/server.out" "$O/rdma/client.out"
+    problems=""
+    [ "$(cat "$O/tcp/rc")" = "0 0" ] || problems+="tcp exit codes $(cat "$O/tcp/rc"); "
+    [ "$(cat "$O/rdma/rc")" = "0 0" ] || problems+="rdma exit codes $(cat "$O/rdma/rc"); "
+    for side in server client; do
+      norm "$O/tcp/$side.out" > "$O/tcp/$side.norm"; norm "$O/rdma/$side.out" > "$O/rdma/$side.norm"
+      cmp -s "$O/tcp/$side.norm" "$O/rdma/$side.norm" \
+        || problems+="$side output differs from TCP; "
+      [ -s "$O/rdma/$side.err" ] && problems+="$side stderr not empty: $(head -c 300 "$O/rdma/$side.err" | tr '\n' ' '); "
+      grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | grep -q '"path":"rdma"' \
+        || problems+="$side trace has no NET.462 path=rdma ($(grep '"id":462' "$O/rdma/$side-trace.json" 2>/dev/null | head -1)); "
+    done
+    grep -h '"id":462' "$O/rdma/"*-trace.json 2>/dev/null | head -2
+    if [ -z "$problems" ]; then result "$name sample over rdma" PASS "($(elapsed $t0))"; else
+      result "$name sample over rdma" FAIL "$problems"
+      for f in "$O"/rdma/*.err "$O"/rdma/*.out; do echo "--- $f"; head -40 "$f"; done
+      grep -h 'rdma\|JSOR' "$O"/rdma/*-trace.json 2>/dev/null | tail -40
+    fi
   fi
 
   # 2 + 3. semantics suite and the 256 MiB transfer, one JVM
-  t0=$(date +%s)
-  "$J" $JFLAGS "$A=conf=$W/suite.conf,$TR,trace.file=$O/suite-trace.json" -jar "$W/lib/junit-platform-console-standalone.jar" execute \
-      --class-path "$W/test-classes" --select-class io.sora.it.rdma.RdmaSemanticsTest \
-      --select-class io.sora.it.rdma.RdmaTransferTest --details=tree --disable-banner --fail-if-no-tests \
-      > "$O/suite.log" 2>&1 &
-  spid=$!
-  watchdog "$spid" "$O/suite.log" "${SORA_RDMA_SUITE_LIMIT:-420}"
-  wait $spid
-  rc=$?
-  cat "$O/suite.log"
-  counts=$(grep -E '^\[ +[0-9]+ tests (successful|failed)' "$O/suite.log" | tr -s ' ' | tr '\n' ' ')
-  if [ $rc -eq 0 ]; then result "$name semantics + 256 MiB over rdma" PASS "$counts($(elapsed $t0))"
-  else
-    result "$name semantics + 256 MiB over rdma" FAIL "exit $rc $counts"
-    echo "--- connections left on TCP, with their reasons:"
-    grep '"id":462' "$O/suite-trace.json" | grep '"path":"tcp"' | cut -c1-400 | head -20
-    grep -v '"id":4[56][0-9]' "$O/suite-trace.json" | grep -i 'fail\|reason' | cut -c1-300 | head -30
-  fi
+  want suite && junit "$name semantics + 256 MiB over rdma" suite "" RdmaSemanticsTest RdmaTransferTest
+  # 4. reliability over RDMA: memory exposure, peer kill -9, connect/close churn (bounded), one JVM
+  want reliability && junit "$name rdma reliability" reliability "-Dsora.rdma.churn.cycles=${SORA_RDMA_CHURN_CYCLES:-200}" \
+      RdmaMemoryExposureTest RdmaPeerKillTest RdmaChurnTest
+  want reliability && grep -h '^Rdma[A-Za-z]*Test ' "$O/reliability.log" | tee -a "$W/figures.txt"
 done
 echo "=== summary"
 cat "$SUMMARY"
