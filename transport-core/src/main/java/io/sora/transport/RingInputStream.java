@@ -134,7 +134,7 @@ public final class RingInputStream extends InputStream {
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
-            if (closeByInterrupt) closeSocketQuietly();
+            if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
     }
 
@@ -236,13 +236,5 @@ public final class RingInputStream extends InputStream {
     public void wake() {
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
-    }
-
-    private void closeSocketQuietly() {
-        try {
-            hooks.closeSocket();
-        } catch (IOException e) {
-            // the call already fails with "Closed by interrupt"
-        }
     }
 }

@@ -125,7 +125,7 @@ public final class RingOutputStream extends OutputStream {
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
-            if (closeByInterrupt) closeSocketQuietly();
+            if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
     }
 
@@ -216,13 +216,5 @@ public final class RingOutputStream extends OutputStream {
     public void wake() {
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
-    }
-
-    private void closeSocketQuietly() {
-        try {
-            hooks.closeSocket();
-        } catch (IOException e) {
-            // the call already fails with "Closed by interrupt"
-        }
     }
 }

@@ -37,6 +37,15 @@ final class VirtualThreads {
         }
     }
 
+    /** Closes the socket of an interrupted virtual thread's call, which fails with {@link #closedByInterrupt()} anyway. */
+    static void closeSocket(SocketHooks hooks) {
+        try {
+            hooks.closeSocket();
+        } catch (java.io.IOException e) {
+            // the call already fails with "Closed by interrupt"
+        }
+    }
+
     /** The exception a virtual thread's interrupted socket call ends with (the caller closes the socket). */
     static SocketException closedByInterrupt() {
         return new SocketException("Closed by interrupt");
