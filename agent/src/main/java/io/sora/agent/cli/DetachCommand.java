@@ -3,7 +3,6 @@ package io.sora.agent.cli;
 import io.sora.agent.status.ConnectionInfo;
 import java.io.PrintStream;
 import java.util.List;
-import javax.management.openmbean.CompositeData;
 
 /** {@code detach <pid>}: restores the original socket classes in a JVM sora is attached to. */
 final class DetachCommand implements Command {
@@ -38,23 +37,15 @@ final class DetachCommand implements Command {
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws CliException {
-        if (args.size() != 1) {
-            throw CliException.usage(args.isEmpty() ? "missing <pid>" : "too many arguments " + args.subList(1, args.size()));
-        }
-        long pid = TargetJvm.parsePid(args.get(0));
-        try (TargetJvm target = TargetJvm.attach(pid)) {
-            if (!target.soraAttached()) {
-                throw CliException.failed("sora is not attached to " + pid);
-            }
+        try (TargetJvm target = TargetJvm.attachToSora(args)) {
             long fast = 0;
-            for (CompositeData d : (CompositeData[]) target.sora("Connections")) {
-                ConnectionInfo c = ConnectionInfo.from(d);
+            for (ConnectionInfo c : target.connections()) {
                 if (c.getState().equals("open") && !c.getPath().equals("tcp")) {
                     fast++;
                 }
             }
             target.detachSora();
-            out.println("sora detached from " + pid + ": new connections use plain TCP; " + fast
+            out.println("sora detached from " + target.pid() + ": new connections use plain TCP; " + fast
                     + (fast == 1 ? " connection on a fast path keeps it" : " connections on a fast path keep it") + " until closed");
             return 0;
         }

@@ -44,18 +44,8 @@ final class StatusCommand implements Command {
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws CliException {
-        if (args.size() != 1) {
-            throw CliException.usage(args.isEmpty() ? "missing <pid>" : "too many arguments " + args.subList(1, args.size()));
-        }
-        long pid = TargetJvm.parsePid(args.get(0));
-        try (TargetJvm target = TargetJvm.attach(pid)) {
-            if (!target.soraAttached()) {
-                throw CliException.failed("sora is not attached to " + pid);
-            }
-            List<ConnectionInfo> rows = new ArrayList<>();
-            for (CompositeData d : (CompositeData[]) target.sora("Connections")) {
-                rows.add(ConnectionInfo.from(d));
-            }
+        try (TargetJvm target = TargetJvm.attachToSora(args)) {
+            List<ConnectionInfo> rows = target.connections();
             List<FastPathInfo> paths = new ArrayList<>();
             for (CompositeData d : (CompositeData[]) target.sora("FastPaths")) {
                 paths.add(FastPathInfo.from(d));
@@ -63,7 +53,7 @@ final class StatusCommand implements Command {
             long started = (Long) target.sora("StartTimeMillis");
             boolean hot = (Boolean) target.sora("HotAttached");
             String options = (String) target.sora("AgentOptions");
-            out.println("JVM " + pid + " (Java " + target.systemProperties().getProperty("java.version", "?") + "), sora "
+            out.println("JVM " + target.pid() + " (Java " + target.systemProperties().getProperty("java.version", "?") + "), sora "
                     + target.sora("Version") + (hot ? " attached " : " started with -javaagent ")
                     + StatusTable.age(Math.max(0, System.currentTimeMillis() - started)) + " ago"
                     + (options.isEmpty() ? "" : ", options " + options));

@@ -113,6 +113,32 @@ final class TargetJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * For commands that need a running sora: {@code args} must be exactly one pid, the JVM must be
+     * attachable and have sora attached, else the matching usage or failure is thrown.
+     */
+    static TargetJvm attachToSora(java.util.List<String> args) throws CliException {
+        if (args.size() != 1) {
+            throw CliException.usage(args.isEmpty() ? "missing <pid>" : "too many arguments " + args.subList(1, args.size()));
+        }
+        long pid = parsePid(args.get(0));
+        TargetJvm target = attach(pid);
+        if (!target.soraAttached()) {
+            target.close();
+            throw CliException.failed("sora is not attached to " + pid);
+        }
+        return target;
+    }
+
+    /** The connection table of the sora MBean. */
+    java.util.List<io.sora.agent.status.ConnectionInfo> connections() throws CliException {
+        java.util.List<io.sora.agent.status.ConnectionInfo> rows = new java.util.ArrayList<>();
+        for (CompositeData d : (CompositeData[]) sora("Connections")) {
+            rows.add(io.sora.agent.status.ConnectionInfo.from(d));
+        }
+        return rows;
+    }
+
     /** An attribute of the sora bean. */
     Object sora(String attribute) throws CliException {
         try {
