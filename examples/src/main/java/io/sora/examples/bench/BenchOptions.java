@@ -34,6 +34,8 @@ final class BenchOptions {
             "  --jvm-arg        an extra JVM option for every child (repeatable)",
             "  --rule-options   key=value options appended to every rule (default \"wait=2s\"; \"\" for none)",
             "  --rdma-address   the local IP of the RDMA device's interface (the rdma row needs it)",
+            "  --external-row   NAME=RTT_US[,MBPS]: a peer measured outside the driver (e.g. ib_send_lat), shown in",
+            "                   the peers table and results.json next to the driver's rows; '-' = none (repeatable)",
             "  --timeout        seconds one client child may run before it is killed (default 300; quick 90)",
             "  --report         directory for results.json, report.md and charts (default target/bench-report)",
             "  --no-report      console only",
@@ -75,6 +77,8 @@ final class BenchOptions {
     String ruleOptions = "wait=2s";
     String rdmaAddress;
     final List<String> jvmArgs = new ArrayList<>();
+    /** Rows measured outside the driver, in the order given ({@code --external-row}). */
+    final List<PeerRow> peers = new ArrayList<>();
     boolean verbose;
     boolean help;
     final List<String> args = new ArrayList<>();
@@ -123,6 +127,7 @@ final class BenchOptions {
             case "--jvm-arg" -> jvmArgs.add(value);
             case "--rule-options" -> ruleOptions = value.trim();
             case "--rdma-address" -> rdmaAddress = value;
+            case "--external-row" -> peers.add(PeerRow.parse(value));
             case "--sizes" -> sizes = Sweep.parseSizes(key, value);
             case "--write-sizes" -> writeSizes = Sweep.parseSizes(key, value);
             case "--iterations" -> iterations = positive(key, value);

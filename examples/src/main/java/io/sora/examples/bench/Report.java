@@ -84,7 +84,11 @@ final class Report {
     }
 
     List<Tables.Table> tables(String us) {
-        return new Tables(options, results, startup).all(us);
+        List<Tables.Table> t = new ArrayList<>(new Tables(options, results, startup).all(us));
+        if (!options.peers.isEmpty()) {
+            t.add(0, PeerRow.table(results, options.peers, closest(options.sizes, 4096), closest(options.writeSizes, 65536), us));
+        }
+        return t;
     }
 
     List<String[]> ratios() {

@@ -117,6 +117,11 @@ final class ReportFiles {
                 rows.add(row(r, o));
             }
             doc.put("rows", rows);
+            List<Object> peers = new ArrayList<>();
+            for (PeerRow p : o.peers) {
+                peers.add(map("name", p.name(), "rtt_us", p.rttUs(), "mb_per_s", p.mbps()));
+            }
+            doc.put("external_rows", peers);
             Startup.Result s = report.startup();
             doc.put("startup", s == null ? null : map("runs", s.runs(), "without_ms", s.withoutMedian() / 1e6,
                     "with_ms", s.withMedian() / 1e6, "added_ms", s.addedNanos() / 1e6));
