@@ -103,7 +103,7 @@ final class RdmaClient {
         RdmaMedium medium = null;
         boolean paired = false;
         try {
-            String refusal = bindLocal(id);
+            String refusal = bindLocal(id, key.client());
             if (refusal != null) return new PairingResult.Fallback(refusal);
             InetSocketAddress server = key.server();
             id.resolveAddr(null, server, millisLeft(deadline));
@@ -157,10 +157,24 @@ final class RdmaClient {
         }
     }
 
-    /** Applies the rule's {@code rdma bind}: local address (wildcard = the RDMA device's) and first free port. */
-    private String bindLocal(RdmaCmId id) {
+    /**
+     * Applies the rule's {@code rdma bind}: local address (wildcard = the RDMA device's) and first free
+     * port. Without a bind rule the RDMA connection takes the TCP connection's own local address and
+     * port: an ephemeral RDMA port could be the very port a server on this host listens on for TCP
+     * and wants in the RDMA port space too (its RDMA listen would then fail and its connections fall
+     * back), while the TCP connection's local port can never be a listening port. If that port is
+     * taken in the RDMA space anyway (or the address has no RDMA device), an ephemeral one is used.
+     */
+    private String bindLocal(RdmaCmId id, InetSocketAddress tcpLocal) {
         ClientBind b = bind;
-        if (b == null) return null;
+        if (b == null) {
+            try {
+                id.bindAddr(tcpLocal);
+            } catch (IOException | RuntimeException e) {
+                // resolveAddr picks an ephemeral port
+            }
+            return null;
+        }
         IOException last = null;
         int port = b.lowestPort();
         for (int i = 0; i < BIND_ATTEMPTS && port <= 65535 && (i == 0 || b.allows(port)); i++, port++) {
