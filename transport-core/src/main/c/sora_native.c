@@ -1,0 +1,77 @@
+/*
+ * libsora: the few system calls sora's pure-Java code cannot make, for the shm fast path.
+ *
+ * Futexes on a 32-bit word of a shared mapping (a MappedByteBuffer of an shm segment): a reader or
+ * writer that has to sleep waits in the kernel on its own "waiting" word, and the peer process wakes
+ * it directly with FUTEX_WAKE - no helper thread, no socket, one system call on each side. The
+ * futexes are shared (not FUTEX_PRIVATE_FLAG): the two sides are different processes mapping the
+ * same file, and the kernel keys shared futexes by the page, not the virtual address.
+ *
+ * Only libc is needed (no rdma-core), so the library loads on any Linux machine.
+ */
+#include <errno.h>
+#include <jni.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Returns the word at buf+offset, or NULL after throwing IllegalArgumentException. */
+static int32_t *word(JNIEnv *env, jobject buf, jint offset)
+{
+    char *base = (*env)->GetDirectBufferAddress(env, buf);
+    jlong cap = (*env)->GetDirectBufferCapacity(env, buf);
+    if (base == NULL || cap < 0) {
+        jclass iae = (*env)->FindClass(env, "java/lang/IllegalArgumentException");
+        if (iae != NULL) (*env)->ThrowNew(env, iae, "futex: the buffer is not a direct buffer");
+        return NULL;
+    }
+    if (offset < 0 || (offset & 3) != 0 || (jlong)offset + 4 > cap) {
+        jclass iae = (*env)->FindClass(env, "java/lang/IllegalArgumentException");
+        if (iae != NULL) (*env)->ThrowNew(env, iae, "futex: offset must be 4-aligned and inside the buffer");
+        return NULL;
+    }
+    return (int32_t *)(base + offset);
+}
+
+/*
+ * Sleeps while the word equals `expected`, at most timeoutNanos (<= 0: no limit).
+ * Returns 0 when woken (or spuriously), 1 when the word already differed, 2 on timeout, 3 when a
+ * signal interrupted the wait, -errno on any other failure. The caller re-checks its condition in
+ * every case: a futex guarantees no lost wake-up, not the absence of spurious ones.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_Futex_wait0(JNIEnv *env, jclass cls, jobject buf, jint offset,
+                                                                  jint expected, jlong timeoutNanos)
+{
+    (void)cls;
+    int32_t *w = word(env, buf, offset);
+    if (w == NULL) return -EINVAL;
+    struct timespec ts, *tsp = NULL;
+    if (timeoutNanos > 0) {
+        ts.tv_sec = (time_t)(timeoutNanos / 1000000000LL);
+        ts.tv_nsec = (long)(timeoutNanos % 1000000000LL);
+        tsp = &ts;
+    }
+    long rc = syscall(SYS_futex, w, FUTEX_WAIT, (int32_t)expected, tsp, NULL, 0);
+    if (rc == 0) return 0;
+    switch (errno) {
+    case EAGAIN: return 1;
+    case ETIMEDOUT: return 2;
+    case EINTR: return 3;
+    default: return -errno;
+    }
+}
+
+/* Wakes up to `count` threads sleeping on the word; returns how many were woken, or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_Futex_wake0(JNIEnv *env, jclass cls, jobject buf, jint offset,
+                                                                  jint count)
+{
+    (void)cls;
+    int32_t *w = word(env, buf, offset);
+    if (w == NULL) return -EINVAL;
+    long rc = syscall(SYS_futex, w, FUTEX_WAKE, count, NULL, NULL, 0);
+    return rc < 0 ? -errno : (jint)rc;
+}
