@@ -56,14 +56,13 @@ public class RingConnection implements FastConnection {
     }
 
     /**
-     * {@code -Dsora.spin.iterations}, else a default of about 20-50 µs of spinning on a machine with
-     * more than one CPU online (so a ping-pong between two processes never sleeps) and none on a
-     * single-CPU machine. The machine's CPUs count, not this process's affinity mask: a process pinned
-     * to one CPU ({@code taskset -c 0}) still talks to a peer that may run on another. Each stream
-     * then adapts the budget ({@link AdaptiveSpin}), so two ends pinned to the same CPU stop spinning.
+     * {@code -Dsora.spin.iterations}: {@code 0} makes a blocked read or write sleep at once; any
+     * other value (and the default) lets it spin and yield first, for as long as {@link AdaptiveWait}
+     * learns pays. Busy-waiting stays on even on a one-CPU machine: there its spin phase shrinks to
+     * nothing and the yield is what hands the CPU to the peer.
      */
     public static int spinIterationsFromSystemProperty() {
-        int fallback = onlineCpus() > 1 ? 2000 : 0;
+        int fallback = 1;
         String value = System.getProperty(SPIN_PROPERTY);
         if (value == null || value.isBlank()) return fallback;
         try {

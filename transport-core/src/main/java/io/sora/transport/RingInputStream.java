@@ -48,8 +48,14 @@ public final class RingInputStream extends InputStream {
     private final RingMedium medium;
     private final SocketHooks hooks;
     private final int capacity;
+    /** {@code capacity - 1} when the capacity is a power of two, else -1 (use {@code %}). */
+    private final int mask;
+    /** Credits are returned once this many bytes were consumed (or the ring is empty). */
+    private final int creditBatch;
     /** Guarded by {@code lock}. */
-    private final AdaptiveSpin spin;
+    private final AdaptiveWait wait;
+    /** The consumer cursor last published to the peer; guarded by {@code lock}. */
+    private long published;
     private final ReentrantLock lock = new ReentrantLock();
     private final byte[] single = new byte[1];
     /** My consumer cursor; written by the lock holder (release), read by {@link #available()}. */
@@ -63,7 +69,8 @@ public final class RingInputStream extends InputStream {
     private volatile Thread waiter;
 
     /**
-     * @param spinIterations how many {@link Thread#onSpinWait()} rounds to try before sleeping
+     * @param spinIterations 0: sleep at once when nothing is there; else spin and yield first, as
+     *                       {@link AdaptiveWait} learns
      */
     public RingInputStream(RingMedium medium, SocketHooks hooks, int spinIterations) {
         this.medium = Objects.requireNonNull(medium, "medium");
@@ -71,7 +78,9 @@ public final class RingInputStream extends InputStream {
         if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
         this.capacity = medium.receiveCapacity();
         if (capacity <= 0) throw new IllegalArgumentException("receiveCapacity must be > 0: " + capacity);
-        this.spin = new AdaptiveSpin(spinIterations);
+        this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
+        this.creditBatch = Math.max(1, capacity / 4);
+        this.wait = new AdaptiveWait(spinIterations > 0);
     }
 
     @Override
@@ -95,7 +104,7 @@ public final class RingInputStream extends InputStream {
         boolean closeByInterrupt = false;
         try {
             long deadline = 0;      // 0: not yet computed; Long.MAX_VALUE: no timeout
-            int spins = 0;
+            boolean waiting = false;
             boolean slept = false;
             for (;;) {
                 if (closed) throw new SocketException("Socket closed");
@@ -103,8 +112,10 @@ public final class RingInputStream extends InputStream {
                 long c = consumed;
                 long avail = medium.producedByPeer() - c;
                 if (avail > 0) {
-                    if (spins > 0 && !slept) spin.paidOff();
-                    return copyOut(c, b, off, (int) Math.min(len, avail));
+                    if (waiting) {
+                        if (slept) wait.slept(); else wait.caught();
+                    }
+                    return copyOut(c, b, off, (int) Math.min(len, avail), avail);
                 }
                 if ((medium.peerFlags() & EOF_FLAGS) != 0) {
                     // Flags are published after the final cursor: re-read it before declaring EOF.
@@ -114,15 +125,14 @@ public final class RingInputStream extends InputStream {
                     }
                     continue;
                 }
-                if (!slept && spins < spin.budget()) {
-                    spins++;
-                    Thread.onSpinWait();
-                    continue;
+                if (!waiting) {
+                    waiting = true;
+                    wait.begin();
+                    // the ring is empty: hand back every credit held back, before anyone waits on it
+                    if (c != published) publishCredits(c);
                 }
-                if (!slept) {
-                    slept = true;
-                    spin.sleptAnyway();
-                }
+                if (!slept && wait.idle()) continue;
+                slept = true;
                 if (deadline == 0) deadline = deadline(hooks.soTimeoutMillis());
                 interrupted |= sleep(deadline);
                 if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
@@ -144,18 +154,20 @@ public final class RingInputStream extends InputStream {
         return d == 0 || d == Long.MAX_VALUE ? d - 1 : d;
     }
 
-    /** Parks until woken or the deadline; returns whether an interrupt was swallowed (TCP reads ignore it). */
+    /** Sleeps until woken or the deadline; returns whether an interrupt was swallowed (TCP reads ignore it). */
     private boolean sleep(long deadline) throws SocketTimeoutException {
         waiter = Thread.currentThread();
         medium.announceReaderWaiting(true);
         try {
             if (readyOrEnded()) return false;
-            if (deadline == Long.MAX_VALUE) {
-                LockSupport.park(this);
-            } else {
-                long remaining = deadline - System.nanoTime();
+            long remaining = 0;
+            if (deadline != Long.MAX_VALUE) {
+                remaining = deadline - System.nanoTime();
                 if (remaining <= 0) throw new SocketTimeoutException("Read timed out");
-                LockSupport.parkNanos(this, remaining);
+            }
+            if (!medium.awaitReader(remaining)) {
+                if (remaining == 0) LockSupport.park(this);
+                else LockSupport.parkNanos(this, remaining);
             }
             return Thread.interrupted();
         } finally {
@@ -169,16 +181,25 @@ public final class RingInputStream extends InputStream {
                 || (medium.peerFlags() & EOF_FLAGS) != 0;
     }
 
-    private int copyOut(long c, byte[] b, int off, int n) {
-        int pos = (int) (c % capacity);
+    private int copyOut(long c, byte[] b, int off, int n, long avail) {
+        int pos = mask >= 0 ? (int) (c & mask) : (int) (c % capacity);
         int first = Math.min(n, capacity - pos);
         medium.readRing(pos, b, off, first);
         if (first < n) medium.readRing(0, b, off + first, n - first);
         long next = c + n;
         CONSUMED.setRelease(this, next);
         DELIVERED.setRelease(this, delivered + n);
-        medium.publishConsumed(next);
+        // Credits go back in batches (a quarter of the ring) while the reader is behind, at once when
+        // this read emptied the ring (a writer can only be short of them if the ring is not empty or
+        // they were just freed), and before any wait (see read): each publish writes a line the
+        // peer's writer reads and may cost it a wake-up.
+        if (n == avail || next - published >= creditBatch) publishCredits(next);
         return n;
+    }
+
+    private void publishCredits(long c) {
+        published = c;
+        medium.publishConsumed(c);
     }
 
     /** Bytes readable now without blocking; 0 after shutdown or at EOF. */
@@ -216,7 +237,7 @@ public final class RingInputStream extends InputStream {
             if (closed) return;
             long p = medium.producedByPeer();
             CONSUMED.setRelease(this, p);
-            medium.publishConsumed(p);
+            publishCredits(p);
         } finally {
             lock.unlock();
         }
@@ -232,8 +253,9 @@ public final class RingInputStream extends InputStream {
         wake();
     }
 
-    /** Unparks the reader if it sleeps; safe to call at any time from any thread. */
+    /** Wakes the reader if it sleeps; safe to call at any time from any thread. */
     public void wake() {
+        medium.wakeLocalReader();
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
     }

@@ -9,7 +9,8 @@ package io.sora.transport;
  * Each side owns a <em>receive ring</em> of {@link #receiveCapacity()} bytes that only the peer
  * writes into, and writes into the peer's receive ring ({@link #sendCapacity()} bytes). Positions
  * are monotonic byte counts since the connection began ({@code long}, never wrapping in practice);
- * the ring offset of position {@code p} is {@code p % capacity}. The producer cursor says how many
+ * the ring offset of position {@code p} is {@code p % capacity} (a mask when the capacity is a power
+ * of two, as the shm medium's always are). The producer cursor says how many
  * bytes the writer has put into a ring, the consumer cursor how many the reader has taken out
  * (so {@code capacity - (produced - consumed)} bytes of the ring are free: the writer's credits).
  *
@@ -22,13 +23,16 @@ package io.sora.transport;
  * </ul>
  *
  * <h2>Waiting</h2>
- * An engine that finds nothing to do spins briefly, then announces it is about to sleep
- * ({@link #announceReaderWaiting}/{@link #announceWriterWaiting} with {@code true}), which must act
- * as a full fence; it then re-checks its condition and parks. The medium, for its part, after every
- * publish that could end the peer's wait, must fence, look at the peer's announcement and, if the
- * peer is waiting, make sure the peer's {@link Waker} is called (shm: a one-byte doorbell over the
- * control channel; rdma: the completion of the WRITE WITH IMMEDIATE or the credit message). This
- * Dekker-style handshake means no wake-up is lost and an idle connection costs no CPU.
+ * An engine that finds nothing to do spins and yields for a while ({@link AdaptiveWait}), then
+ * announces it is about to sleep ({@link #announceReaderWaiting}/{@link #announceWriterWaiting} with
+ * {@code true}), which must act as a full fence; it then re-checks its condition and sleeps: in
+ * {@link #awaitReader}/{@link #awaitWriter} when the medium can block the thread itself (shm: a futex
+ * on the announcement word, woken by the peer process directly), else parked until its
+ * {@link Waker} is called. The medium, for its part, after every publish that could end the peer's
+ * wait, must fence, look at the peer's announcement and, if the peer is waiting, wake it (shm: the
+ * futex, or a one-byte doorbell over the control channel where futexes are unavailable; rdma: the
+ * completion of the WRITE WITH IMMEDIATE or the credit message). This Dekker-style handshake means no
+ * wake-up is lost and an idle connection costs no CPU.
  *
  * <h2>Threading</h2>
  * Receive methods are called by one reader thread at a time, send methods by one writer thread at a
@@ -105,6 +109,29 @@ public interface RingMedium {
 
     /** As {@link #announceReaderWaiting}, for the local writer waiting for credits. */
     void announceWriterWaiting(boolean waiting);
+
+    /**
+     * Blocks the local reader, after {@code announceReaderWaiting(true)} and a re-check, until the
+     * peer's publish or {@link #wakeLocalReader()} wakes it or {@code timeoutNanos} ({@code <= 0}: no
+     * limit) passes; may return early. Returns false without blocking when this medium does not block
+     * threads itself: the engine then parks and relies on its {@link Waker}.
+     */
+    default boolean awaitReader(long timeoutNanos) {
+        return false;
+    }
+
+    /** As {@link #awaitReader}, for the local writer waiting for credits (no timeout). */
+    default boolean awaitWriter() {
+        return false;
+    }
+
+    /** Ends a local reader's {@link #awaitReader} at once (local close, shutdown, peer death); any thread. */
+    default void wakeLocalReader() {
+    }
+
+    /** Ends a local writer's {@link #awaitWriter} at once; any thread. */
+    default void wakeLocalWriter() {
+    }
 
     /**
      * Releases the medium (control channel, mappings, registrations). Called once, after

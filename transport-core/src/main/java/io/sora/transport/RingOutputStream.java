@@ -45,8 +45,12 @@ public final class RingOutputStream extends OutputStream {
     private final RingMedium medium;
     private final SocketHooks hooks;
     private final int capacity;
+    /** {@code capacity - 1} when the capacity is a power of two, else -1 (use {@code %}). */
+    private final int mask;
     /** Guarded by {@code lock}. */
-    private final AdaptiveSpin spin;
+    private final AdaptiveWait wait;
+    /** The peer's consumer cursor as last read; only the lock holder touches it. */
+    private long consumedCache;
     private final ReentrantLock lock = new ReentrantLock();
     private final byte[] single = new byte[1];
     /** My producer cursor into the peer's ring; only the lock holder touches it. */
@@ -57,14 +61,18 @@ public final class RingOutputStream extends OutputStream {
     private volatile boolean outputShutdown;
     private volatile Thread waiter;
 
-    /** @param spinIterations how many {@link Thread#onSpinWait()} rounds to try before sleeping */
+    /**
+     * @param spinIterations 0: sleep at once when the ring is full; else spin and yield first, as
+     *                       {@link AdaptiveWait} learns
+     */
     public RingOutputStream(RingMedium medium, SocketHooks hooks, int spinIterations) {
         this.medium = Objects.requireNonNull(medium, "medium");
         this.hooks = Objects.requireNonNull(hooks, "hooks");
         if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
         this.capacity = medium.sendCapacity();
         if (capacity <= 0) throw new IllegalArgumentException("sendCapacity must be > 0: " + capacity);
-        this.spin = new AdaptiveSpin(spinIterations);
+        this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
+        this.wait = new AdaptiveWait(spinIterations > 0);
     }
 
     @Override
@@ -86,7 +94,7 @@ public final class RingOutputStream extends OutputStream {
         boolean closeByInterrupt = false;
         try {
             ensureWritable();
-            int spins = 0;
+            boolean waiting = false;
             boolean slept = false;
             while (len > 0) {
                 ensureWritable();
@@ -97,23 +105,31 @@ public final class RingOutputStream extends OutputStream {
                     SENT.setRelease(this, sent + len);
                     return;
                 }
-                long free = capacity - (produced - medium.consumedByPeer());
+                // Agrona's headCache: the peer's consumer cursor is re-read only when the cached one
+                // says the ring is full, so a stream of small writes does not pull the peer's line
+                // over on every write.
+                long free = capacity - (produced - consumedCache);
+                if (free <= 0) {
+                    consumedCache = medium.consumedByPeer();
+                    free = capacity - (produced - consumedCache);
+                }
                 if (free > 0) {
                     int n = (int) Math.min(free, len);
-                    if (spins > 0 && !slept) spin.paidOff();
+                    if (waiting) {
+                        if (slept) wait.slept(); else wait.caught();
+                        waiting = false;
+                        slept = false;
+                    }
                     copyIn(b, off, n);
                     off += n;
                     len -= n;
-                    spins = 0;
-                    slept = false;
-                } else if (!slept && spins < spin.budget()) {
-                    spins++;
-                    Thread.onSpinWait();
                 } else {
-                    if (!slept) {
-                        slept = true;
-                        spin.sleptAnyway();
+                    if (!waiting) {
+                        waiting = true;
+                        wait.begin();
                     }
+                    if (!slept && wait.idle()) continue;
+                    slept = true;
                     interrupted |= sleep();
                     if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
                         closeByInterrupt = true;
@@ -131,7 +147,7 @@ public final class RingOutputStream extends OutputStream {
 
     private void copyIn(byte[] b, int off, int n) {
         long p = produced;
-        int pos = (int) (p % capacity);
+        int pos = mask >= 0 ? (int) (p & mask) : (int) (p % capacity);
         int first = Math.min(n, capacity - pos);
         medium.writeRing(pos, b, off, first);
         if (first < n) medium.writeRing(0, b, off + first, n - first);
@@ -151,7 +167,7 @@ public final class RingOutputStream extends OutputStream {
                 : new SocketException("Broken pipe");
     }
 
-    /** Parks until credits, a flag, a local close or shutdown; returns whether an interrupt was swallowed. */
+    /** Sleeps until credits, a flag, a local close or shutdown; returns whether an interrupt was swallowed. */
     private boolean sleep() {
         waiter = Thread.currentThread();
         medium.announceWriterWaiting(true);
@@ -161,7 +177,7 @@ public final class RingOutputStream extends OutputStream {
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }
-            LockSupport.park(this);
+            if (!medium.awaitWriter()) LockSupport.park(this);
             return Thread.interrupted();
         } finally {
             medium.announceWriterWaiting(false);
@@ -212,8 +228,9 @@ public final class RingOutputStream extends OutputStream {
         wake();
     }
 
-    /** Unparks the writer if it sleeps; safe to call at any time from any thread. */
+    /** Wakes the writer if it sleeps; safe to call at any time from any thread. */
     public void wake() {
+        medium.wakeLocalWriter();
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
     }

@@ -12,7 +12,7 @@ import java.net.SocketException;
  * {@code SocketException("Closed by interrupt")}. The code is compiled for Java 17, so
  * {@code Thread.isVirtual()} is looked up once at run time.
  */
-final class VirtualThreads {
+public final class VirtualThreads {
     private static final MethodHandle IS_VIRTUAL = lookup();
 
     private VirtualThreads() {
@@ -26,7 +26,8 @@ final class VirtualThreads {
         }
     }
 
-    static boolean isVirtual(Thread t) {
+    /** Whether {@code t} is a virtual thread (always false before JDK 21). */
+    public static boolean isVirtual(Thread t) {
         if (IS_VIRTUAL == null) {
             return false;
         }

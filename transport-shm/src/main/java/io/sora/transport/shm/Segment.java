@@ -16,36 +16,44 @@ import java.util.Set;
 
 /**
  * One connection's shared memory: a header, then the client-to-server ring, then the
- * server-to-client ring. Every field below the rings has one writer; fields written by different
- * sides or threads sit on separate 64-byte cache lines (cursors) so the two processes do not fight
- * over lines. Native byte order: both ends are on the same host.
+ * server-to-client ring. Every field below the rings has one writer (a waiting word is also cleared
+ * by the thread that wakes its sleeper); fields written by different sides sit 128 bytes apart (a
+ * cache line and its adjacent-line prefetch pair), and each sleeper's waiting word shares the line of
+ * the cursor its own thread writes, so the peer's publish finds both on one line it reads anyway.
+ * Ring sizes are powers of two (the engines mask instead of dividing); rings start page-aligned.
+ * Native byte order: both ends are on the same host.
  *
  * <pre>
  * offset  size  field                       written by
  *      0     8  magic "SORA-SHM"             server, at creation
- *      8     4  version (1)                  server
- *     12     4  header size (512)            server
+ *      8     4  version (2)                  server
+ *     12     4  header size (4096)           server
  *     16     4  client-to-server ring size   server
  *     20     4  server-to-client ring size   server
  *     24    16  secret (128 random bits)     server
- *     64     8  c2s producer cursor          client
- *    128     8  c2s consumer cursor          server
- *    192     8  s2c producer cursor          server
- *    256     8  s2c consumer cursor          client
- *    320     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
- *    324     4  client reader waiting        client reader
- *    328     4  client writer waiting        client writer
- *    384     4  server flags                 server
- *    388     4  server reader waiting        server reader
- *    392     4  server writer waiting        server writer
- *    512     n  c2s ring
- *  512+n     m  s2c ring
+ *    128     8  c2s producer cursor          client writer
+ *    136     4  client writer waiting        client writer (set), server reader (cleared to wake)
+ *    256     8  c2s consumer cursor          server reader
+ *    264     4  server reader waiting        server reader (set), client writer (cleared to wake)
+ *    384     8  s2c producer cursor          server writer
+ *    392     4  server writer waiting        server writer (set), client reader (cleared to wake)
+ *    512     8  s2c consumer cursor          client reader
+ *    520     4  client reader waiting        client reader (set), server writer (cleared to wake)
+ *    640     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
+ *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1)
+ *    768     4  server flags                 server
+ *    772     4  server capabilities          server, at creation
+ *   4096     n  c2s ring
+ * 4096+n     m  s2c ring
  * </pre>
+ *
+ * A waiting word holds {@link #SLEEP_FUTEX} while its thread sleeps (or is about to) in a futex on
+ * that word, {@link #SLEEP_BELL} while it is parked waiting for a doorbell, else 0.
  */
 final class Segment {
     static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
-    static final int VERSION = 1;
-    static final int HEADER_SIZE = 512;
+    static final int VERSION = 2;
+    static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
     static final int MAX_RING = 256 << 20;
@@ -56,16 +64,21 @@ final class Segment {
     static final int OFF_RING_C2S = 16;
     static final int OFF_RING_S2C = 20;
     static final int OFF_SECRET = 24;
-    static final int OFF_C2S_PRODUCED = 64;
-    static final int OFF_C2S_CONSUMED = 128;
-    static final int OFF_S2C_PRODUCED = 192;
-    static final int OFF_S2C_CONSUMED = 256;
-    static final int OFF_CLIENT_STATE = 320;
-    static final int OFF_SERVER_STATE = 384;
+    static final int OFF_C2S_PRODUCED = 128;
+    static final int OFF_C2S_CONSUMED = 256;
+    static final int OFF_S2C_PRODUCED = 384;
+    static final int OFF_S2C_CONSUMED = 512;
+    static final int OFF_CLIENT_STATE = 640;
+    static final int OFF_SERVER_STATE = 768;
+    /** From a cursor: the waiting word of the thread that writes that cursor. */
+    static final int WAITING = 8;
     /** Within a side's state line. */
     static final int FLAGS = 0;
-    static final int READER_WAITING = 4;
-    static final int WRITER_WAITING = 8;
+    static final int CAPS = 4;
+    /** Capability: this side can wake a futex sleeper (sora's native library loaded). */
+    static final int CAP_FUTEX = 1;
+    static final int SLEEP_FUTEX = 1;
+    static final int SLEEP_BELL = 2;
 
     static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
@@ -90,6 +103,13 @@ final class Segment {
         if (size <= 0 || size > MAX_RING) {
             throw new IOException(what + " ring size must be between 1 and " + MAX_RING + ": " + size);
         }
+    }
+
+    /** The ring size used for a requested buffer size: the next power of two (so indexes are masked). */
+    static int ringSize(int requested) {
+        if (requested <= 1) return 1;
+        if (requested > MAX_RING) return MAX_RING;
+        return Integer.highestOneBit(requested - 1) << 1;
     }
 
     /**

@@ -26,12 +26,12 @@ import java.nio.file.Path;
 final class ShmClient {
     private final ShmDirectory dir;
     private final Tracer tracer;
-    private final int spinIterations;
+    private final ShmSettings settings;
 
-    ShmClient(ShmDirectory dir, Tracer tracer, int spinIterations) {
+    ShmClient(ShmDirectory dir, Tracer tracer, ShmSettings settings) {
         this.dir = dir;
         this.tracer = tracer;
-        this.spinIterations = spinIterations;
+        this.settings = settings;
     }
 
     PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
@@ -74,9 +74,10 @@ final class ShmClient {
 
     private PairingResult accept(ConnectionKey key, Wire.Offer offer, PairingOptions options, SocketChannel ch,
                                  SocketHooks hooks) throws IOException {
-        if (offer.ringS2C() != options.receiveBufferSize()) {
+        int expected = Segment.ringSize(options.receiveBufferSize());
+        if (offer.ringS2C() != expected) {
             return new PairingResult.Fallback("offer has a " + offer.ringS2C() + "-byte receive ring, asked for "
-                    + options.receiveBufferSize());
+                    + options.receiveBufferSize() + " (a " + expected + "-byte ring)");
         }
         Path segPath = Path.of(offer.segmentPath());
         if (!dir.path().equals(segPath.getParent())) {
@@ -94,8 +95,8 @@ final class ShmClient {
                     segPath + " c2s=" + offer.ringC2S() + " s2c=" + offer.ringS2C() + " server_conn="
                             + offer.serverConnectionId() + " key=" + key);
         }
-        ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null);
-        RingConnection conn = new RingConnection(id, "shm", medium, hooks, spinIterations);
+        ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
+        RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
         ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
         DoorbellLoop.get().register(ch, medium);
         return new PairingResult.Paired(conn);

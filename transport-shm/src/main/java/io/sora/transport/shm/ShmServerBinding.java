@@ -40,7 +40,7 @@ final class ShmServerBinding implements ServerBinding {
     private final InetSocketAddress bound;
     private final AcceptPolicy policy;
     private final Tracer tracer;
-    private final int spinIterations;
+    private final ShmSettings settings;
     private final ConcurrentHashMap<ConnectionKey, Object> entries = new ConcurrentHashMap<>();
     private final Object arrivals = new Object();
     private final RendezvousListener listener;
@@ -48,12 +48,12 @@ final class ShmServerBinding implements ServerBinding {
     private volatile long lastSweepNanos = System.nanoTime();
 
     ShmServerBinding(ShmDirectory dir, InetSocketAddress bound, AcceptPolicy policy, Tracer tracer,
-                     int spinIterations) throws IOException {
+                     ShmSettings settings) throws IOException {
         this.dir = dir;
         this.bound = bound;
         this.policy = policy;
         this.tracer = tracer;
-        this.spinIterations = spinIterations;
+        this.settings = settings;
         this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), this::onHello);
     }
 
@@ -125,21 +125,22 @@ final class ShmServerBinding implements ServerBinding {
 
     private void offer(PendingPairing pending, PairingOptions options, int clientReceive) {
         try {
-            int c2s = options.receiveBufferSize();
+            int c2s = Segment.ringSize(options.receiveBufferSize());
+            int s2c = Segment.ringSize(clientReceive);
             java.nio.file.Path path = dir.newSegmentPath();
             byte[] secret = new byte[Segment.SECRET_SIZE];
             RANDOM.nextBytes(secret);
-            Segment seg = Segment.create(path, c2s, clientReceive, secret);
+            Segment seg = Segment.create(path, c2s, s2c, secret);
             if (tracer.isOn(Category.JSOR)) {
                 tracer.event(Hook.SHM_SEGMENT_CREATE, pending.id, "shm", null,
-                        path + " mode=0600 c2s=" + c2s + " s2c=" + clientReceive + " key=" + pending.key);
+                        path + " mode=0600 c2s=" + c2s + " s2c=" + s2c + " key=" + pending.key);
             }
-            ShmMedium medium = new ShmMedium(pending.id, seg, true, pending.channel, tracer, pending);
+            ShmMedium medium = new ShmMedium(pending.id, seg, true, pending.channel, tracer, pending, settings.futex());
             if (!pending.offered(seg, medium)) {
                 java.nio.file.Files.deleteIfExists(path);
                 return;
             }
-            writeFully(pending.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, clientReceive, pending.id)));
+            writeFully(pending.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, s2c, pending.id)));
             DoorbellLoop.get().register(pending.channel, medium);
         } catch (IOException | RuntimeException e) {
             String why = "could not offer a segment: " + e.getMessage();
@@ -236,7 +237,7 @@ final class ShmServerBinding implements ServerBinding {
             }
         }
         entries.remove(key, p);
-        RingConnection conn = new RingConnection(p.id, "shm", p.medium(), hooks, spinIterations);
+        RingConnection conn = new RingConnection(p.id, "shm", p.medium(), hooks, settings.spinIterations());
         return new PairingResult.Paired(conn);
     }
 

@@ -11,8 +11,10 @@ import java.util.Objects;
  * @param directory      the parent directory ({@code -Dsora.shm.dir}, default {@code /dev/shm}); the
  *                       transport works in its {@code sora-<user>} subdirectory
  * @param spinIterations {@code -Dsora.spin.iterations}, see {@link RingConnection#spinIterationsFromSystemProperty()}
+ * @param futex          sleep in futexes where sora's native library loads ({@link io.sora.transport.Futex});
+ *                       false: doorbells over the control channel (the pure-Java path, for tests)
  */
-public record ShmSettings(Path directory, int spinIterations) {
+public record ShmSettings(Path directory, int spinIterations, boolean futex) {
     /** System property naming the parent directory. */
     public static final String DIR_PROPERTY = "sora.shm.dir";
     /** The parent directory when the property is not set: tmpfs on Linux, so segments never touch a disk. */
@@ -21,6 +23,10 @@ public record ShmSettings(Path directory, int spinIterations) {
     public ShmSettings {
         Objects.requireNonNull(directory, "directory");
         if (spinIterations < 0) throw new IllegalArgumentException("spinIterations must be >= 0: " + spinIterations);
+    }
+
+    public ShmSettings(Path directory, int spinIterations) {
+        this(directory, spinIterations, true);
     }
 
     /** Settings for the given parent directory, with the spin budget from system properties. */

@@ -51,7 +51,7 @@ public final class ShmTransport implements Transport {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.tracer = Objects.requireNonNull(tracer, "tracer");
         this.dir = new ShmDirectory(settings.directory());
-        this.client = new ShmClient(dir, tracer, settings.spinIterations());
+        this.client = new ShmClient(dir, tracer, settings);
     }
 
     @Override
@@ -139,7 +139,7 @@ public final class ShmTransport implements Transport {
         if (bound.getPort() <= 0) throw new IllegalArgumentException("bound port must be > 0: " + bound);
         dir.ensure();
         int removed = dir.removeStaleSegments();
-        ShmServerBinding b = new ShmServerBinding(dir, bound, policy, tracer, settings.spinIterations());
+        ShmServerBinding b = new ShmServerBinding(dir, bound, policy, tracer, settings);
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.SHM_LISTEN, 0, "shm", null, b.listener().path() + " bound=" + bound
                     + (removed > 0 ? " stale_segments_removed=" + removed : ""));

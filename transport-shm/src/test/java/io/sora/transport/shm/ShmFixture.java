@@ -37,10 +37,18 @@ final class ShmFixture implements AutoCloseable {
         this(dir, clientRing, key -> new AcceptPolicy.Allow(new PairingOptions(clientRing, serverRing, WAIT)));
     }
 
+    ShmFixture(Path dir, int serverRing, int clientRing, ShmSettings settings) throws IOException {
+        this(dir, clientRing, key -> new AcceptPolicy.Allow(new PairingOptions(clientRing, serverRing, WAIT)), settings);
+    }
+
     ShmFixture(Path dir, int clientRing, AcceptPolicy policy) throws IOException {
+        this(dir, clientRing, policy, new ShmSettings(dir, 200));
+    }
+
+    ShmFixture(Path dir, int clientRing, AcceptPolicy policy, ShmSettings settings) throws IOException {
         this.dir = dir;
         this.clientRing = clientRing;
-        this.transport = new ShmTransport(new ShmSettings(dir, 200), tracer);
+        this.transport = new ShmTransport(settings, tracer);
         this.serverSocket = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
         this.binding = transport.listen((InetSocketAddress) serverSocket.getLocalSocketAddress(), policy);
     }

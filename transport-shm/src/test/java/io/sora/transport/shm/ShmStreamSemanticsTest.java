@@ -63,14 +63,16 @@ class ShmStreamSemanticsTest {
         return out;
     }
 
-    /** Waits (bounded) until {@code t} is parked, i.e. truly blocked rather than spinning or done. */
+    /**
+     * Waits (bounded) until {@code t} is asleep (parked, or in a futex in the kernel), i.e. truly
+     * blocked rather than spinning, yielding or done.
+     */
     static void awaitParked(Thread t) throws InterruptedException {
         for (int i = 0; i < 500; i++) {
-            Thread.State s = t.getState();
-            if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) return;
+            if (io.sora.transport.ThreadStates.isAsleep(t)) return;
             Thread.sleep(5);
         }
-        throw new AssertionError("thread " + t.getName() + " never parked: " + t.getState());
+        throw new AssertionError("thread " + t.getName() + " never went to sleep: " + t.getState());
     }
 
     /** Runs {@code body} on a named thread and returns it with a future for its outcome. */
@@ -238,7 +240,7 @@ class ShmStreamSemanticsTest {
         Thread t = (Thread) r[0];
         awaitParked(t);
         Thread.sleep(50);
-        assertEquals(Thread.State.WAITING, t.getState());
+        assertTrue(io.sora.transport.ThreadStates.isAsleep(t), "still asleep 50 ms later: " + t.getState());
         p.server().outputStream().write(42);
         assertEquals(42, ShmStreamSemanticsTest.<Integer>future(r).get(10, TimeUnit.SECONDS));
     }

@@ -41,9 +41,34 @@ final class Apps {
             Thread.State s = t.getState();
             if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) return true;
             if (s == Thread.State.TERMINATED) return false;
+            if (s == Thread.State.RUNNABLE && kernelState(t.getName()) == 'S') return true; // in a futex
             Thread.sleep(5);
         }
         return false;
+    }
+
+    /**
+     * The kernel's state letter of this process's task named {@code name} (its thread name, which the
+     * JVM gives the task, cut to 15 bytes), or 0. An application cannot see sora's classes, so this
+     * reads /proc itself: a thread asleep in a futex is RUNNABLE to Java but 'S' to the kernel.
+     */
+    static char kernelState(String name) {
+        String comm = name.length() > 15 ? name.substring(0, 15) : name;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    if (!Files.readString(task.resolve("comm")).strip().equals(comm)) continue;
+                    String stat = Files.readString(task.resolve("stat"));
+                    int close = stat.lastIndexOf(')');
+                    return close < 0 || close + 2 >= stat.length() ? 0 : stat.charAt(close + 2);
+                } catch (IOException e) {
+                    // the task ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            return 0;
+        }
+        return 0;
     }
 
     static long count(Path dir) throws IOException {

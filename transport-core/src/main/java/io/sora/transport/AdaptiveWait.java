@@ -1,0 +1,149 @@
+package io.sora.transport;
+
+/**
+ * How a blocked reader or writer waits before it sleeps, learnt per stream from the waits it sees.
+ * A wait goes through up to three phases:
+ *
+ * <ol>
+ *   <li><b>spin</b> ({@link Thread#onSpinWait()}) for a few microseconds: the answer of a peer running
+ *       on another CPU arrives within a round trip, and nothing is faster than seeing it in place;</li>
+ *   <li><b>yield</b> ({@link Thread#yield()}) until the wait's budget is used: if the peer shares this
+ *       CPU (one-CPU containers, busy hosts, an unlucky scheduler) the yield is what lets it run and
+ *       answer, where spinning would only burn the time it needs; if nobody else wants the CPU the
+ *       yield returns at once and works as a slower spin;</li>
+ *   <li><b>sleep</b>, on something the peer's publish wakes directly (a futex on shm).</li>
+ * </ol>
+ *
+ * <p>What is learnt, and why:
+ * <ul>
+ *   <li>the <em>budget</em> (spin + yield) follows the typical wait (a moving average of log2 of the
+ *       waits' lengths): twice the typical wait, between {@value #MIN_BUDGET_NANOS} and
+ *       {@value #MAX_BUDGET_NANOS} ns, so an application that computes 20 or 100 µs between messages
+ *       is still caught awake; when the typical wait is longer than the maximum (idle or slow peers),
+ *       the budget drops to the minimum, because those waits end in sleep anyway and spinning them is
+ *       pure cost;</li>
+ *   <li>the <em>spin phase</em> shrinks (halves, down to none) while waits keep being answered only
+ *       after a yield, the sign that the peer runs on this CPU; a full spin is tried again every
+ *       {@value #PROBE_EVERY} waits in case the placement changed;</li>
+ *   <li>a yield that comes back after more than {@value #LONG_YIELD_NANOS} ns with nothing to read
+ *       means another program took the CPU: the wait sleeps at once, so the peer's wake-up (with the
+ *       kernel's wake-up preemption) brings it back rather than the other program's time slice.</li>
+ * </ul>
+ *
+ * <p>Not thread-safe: each instance is used under its stream's lock. Allocation-free.
+ */
+final class AdaptiveWait {
+    static final long MAX_SPIN_NANOS = 8_000;
+    static final long MIN_BUDGET_NANOS = 20_000;
+    static final long MAX_BUDGET_NANOS = 250_000;
+    static final long LONG_YIELD_NANOS = 60_000;
+    static final int PROBE_EVERY = 64;
+    /** Waits in a row answered only after yielding before the spin phase is halved. */
+    static final int YIELD_WINS_TO_SHRINK = 4;
+    /** Fixed-point scale of the log2 average. */
+    private static final int SCALE = 16;
+
+    private final boolean enabled;
+    private long spinNanos = MAX_SPIN_NANOS;
+    private long budgetNanos = 4 * MIN_BUDGET_NANOS;
+    /** Moving average of log2(wait ns), times {@link #SCALE}. */
+    private int logWait = 12 * SCALE;
+    private int yieldWins;
+    private int waits;
+
+    // the current wait
+    private long start;
+    private int rounds;
+    private boolean probing;
+    private boolean yielded;
+    private boolean giveUp;
+
+    /** @param enabled false: never spin or yield, sleep at once (tests, {@code -Dsora.spin.iterations=0}) */
+    AdaptiveWait(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /** Starts a wait: call before the first check of the condition. */
+    void begin() {
+        rounds = 0;
+        yielded = false;
+        giveUp = false;
+    }
+
+    /**
+     * The condition was false: spin or yield once and return true (check again), or return false
+     * (sleep now).
+     */
+    boolean idle() {
+        if (!enabled || giveUp) return false;
+        if (rounds++ == 0) {
+            start = System.nanoTime();
+            probing = ++waits % PROBE_EVERY == 0;
+            Thread.onSpinWait();
+            return true;
+        }
+        long spinFor = probing ? MAX_SPIN_NANOS : spinNanos;
+        // read the clock every 8th round while spinning (it costs about as much as a round)
+        if ((rounds & 7) != 0 && !yielded && spinFor > 0) {
+            Thread.onSpinWait();
+            return true;
+        }
+        long now = System.nanoTime();
+        long elapsed = now - start;
+        if (elapsed < spinFor) {
+            Thread.onSpinWait();
+            return true;
+        }
+        if (elapsed >= budgetNanos) return false;
+        yielded = true;
+        Thread.yield();
+        if (System.nanoTime() - now > LONG_YIELD_NANOS) giveUp = true; // checked once more, then sleep
+        return true;
+    }
+
+    /** The condition became true without sleeping. */
+    void caught() {
+        if (rounds == 0) return; // no wait at all
+        long waited = System.nanoTime() - start;
+        if (yielded) {
+            if (++yieldWins >= YIELD_WINS_TO_SHRINK) {
+                yieldWins = 0;
+                spinNanos >>= 1;
+                if (spinNanos < 250) spinNanos = 0;
+            }
+        } else {
+            yieldWins = 0;
+            if (spinNanos == 0 || probing) spinNanos = MAX_SPIN_NANOS;
+        }
+        learn(waited);
+    }
+
+    /** The wait slept and then ended; {@code waitedNanos} from its start (0 if unknown). */
+    void slept() {
+        if (rounds == 0) {
+            start = System.nanoTime();
+            rounds = 1;
+        }
+        yieldWins = 0;
+        learn(System.nanoTime() - start);
+    }
+
+    private void learn(long waited) {
+        int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, waited)); // ceil-ish log2
+        logWait += (lg * SCALE - logWait) >> 3;
+        long typical = 1L << Math.min(40, logWait / SCALE);
+        if (typical > MAX_BUDGET_NANOS) {
+            budgetNanos = MIN_BUDGET_NANOS;
+        } else {
+            budgetNanos = Math.max(MIN_BUDGET_NANOS, Math.min(MAX_BUDGET_NANOS, 2 * typical));
+        }
+    }
+
+    long budgetNanos() {
+        return budgetNanos;
+    }
+
+    long spinNanos() {
+        return spinNanos;
+    }
+}

@@ -1,0 +1,69 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.transport.Futex;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Sleeping readers and writers are always woken, by futex and by doorbell, on two CPUs and on one. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ShmWakeUpTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void theNativeFutexLibraryLoadsOnThisMachine() {
+        assertTrue(Futex.isAvailable(), () -> "libsora did not load: " + Futex.availability().unavailabilityCause().orElse(null));
+    }
+
+    @Test
+    void futexSleepersAreWokenEveryTime() throws Exception {
+        long[] s = WakeUpCheck.run(tmp, true);
+        // {reader futex, reader bell, writer futex, writer bell}
+        assertTrue(s[0] > 0, "readers never slept in a futex: " + Arrays.toString(s));
+        assertTrue(s[2] > 0, "writers never slept in a futex: " + Arrays.toString(s));
+        assertEquals(0, s[1] + s[3], "platform threads with futexes on both sides never park for a doorbell: " + Arrays.toString(s));
+    }
+
+    @Test
+    void doorbellSleepersAreWokenEveryTime() throws Exception {
+        long[] s = WakeUpCheck.run(tmp, false);
+        assertTrue(s[1] > 0 && s[3] > 0, "reader and writer must have slept waiting for doorbells: " + Arrays.toString(s));
+        assertEquals(0, s[0] + s[2], "futexes were off: " + Arrays.toString(s));
+    }
+
+    @Test
+    void onOneCpuBothMechanismsWakeEveryTime() throws Exception {
+        Path taskset = Path.of("/usr/bin/taskset");
+        assertTrue(Files.isExecutable(taskset), "taskset (util-linux) is needed to pin the child to one CPU");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(taskset.toString(), "-c", "0", java, "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), WakeUpCheck.class.getName(), tmp.resolve("child").toString())
+                .redirectErrorStream(true).start();
+        try {
+            String out;
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                out = r.lines().reduce("", (a, b) -> a + b + "\n");
+            }
+            assertTrue(child.waitFor(100, TimeUnit.SECONDS), "child still running");
+            assertEquals(0, child.exitValue(), out);
+            Matcher m = Pattern.compile("OK futex=true futexMode=\\[(\\d+), 0, (\\d+), 0] bellMode=\\[0, (\\d+), 0, (\\d+)]").matcher(out);
+            assertTrue(m.find(), out);
+            for (int g = 1; g <= 4; g++) assertTrue(Long.parseLong(m.group(g)) > 0, out);
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+}
