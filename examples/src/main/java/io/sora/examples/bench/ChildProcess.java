@@ -111,9 +111,23 @@ final class ChildProcess {
         throw failure("printed no RESULT line");
     }
 
-    /** Kills the child (and, via its watchdog's parent check, nothing else is left behind). */
+    /** The first stdout line starting with {@code prefix}, or null; for children that print no RESULT line. */
+    String stdoutLine(String prefix) {
+        for (String line : read(stdout).split("\n")) {
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Kills the child and any process it started (a child run under {@code timeout} is the JVM's
+     * parent); a JVM child's watchdog also ends it when the driver disappears.
+     */
     void kill() {
         if (process.isAlive()) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
             try {
                 process.waitFor(10, TimeUnit.SECONDS);
