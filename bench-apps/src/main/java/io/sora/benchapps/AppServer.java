@@ -1,0 +1,108 @@
+package io.sora.benchapps;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.List;
+
+/**
+ * The server JVM of one run: an unmodified H2 TCP server or Derby network server on
+ * 127.0.0.1:PORT, started through the application's own API. Prints {@code READY} once the
+ * application's server socket is listening (seen in /proc/net/tcp, so that no connection is made
+ * just to find out), then waits for the driver to write {@code stop} on stdin (or close it), stops
+ * the application, prints {@code STOPPED} and exits 0.
+ *
+ * <p>Arguments: {@code h2|derby PORT DIR DRIVER_PID DEADLINE_MS}.
+ */
+public final class AppServer {
+    private AppServer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String app = args[0];
+        int port = Integer.parseInt(args[1]);
+        Path dir = Path.of(args[2]);
+        Watchdog.start("server " + app, Long.parseLong(args[3]), Long.parseLong(args[4]));
+        Files.createDirectories(dir);
+        Runnable stop;
+        switch (app) {
+            case "h2" -> stop = startH2(port, dir);
+            case "derby" -> stop = startDerby(port, dir);
+            default -> throw new IllegalArgumentException("unknown app " + app);
+        }
+        awaitListening(port, 30_000);
+        System.out.println("READY app=" + app + " port=" + port);
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        do {
+            line = in.readLine(); // null: the driver closed stdin (or died): stop as well
+        } while (line != null && !line.trim().equals("stop"));
+        stop.run();
+        System.out.println("STOPPED app=" + app);
+        System.out.flush();
+        System.exit(0);
+    }
+
+    /** H2's TCP server, bound to 127.0.0.1 only; clients may create the in-memory database. */
+    private static Runnable startH2(int port, Path dir) throws SQLException {
+        System.setProperty("h2.bindAddress", "127.0.0.1"); // read when H2's settings class loads
+        org.h2.tools.Server server = org.h2.tools.Server.createTcpServer(
+                "-tcpPort", Integer.toString(port), "-ifNotExists", "-baseDir", dir.toString());
+        server.start();
+        return server::stop;
+    }
+
+    /**
+     * Derby's network server on 127.0.0.1 with derby.system.home in {@code dir}. Stopped by shutting
+     * the Derby engine down in-process ({@code jdbc:derby:;shutdown=true}), not by
+     * {@code NetworkServerControl.shutdown()}, which would open one more TCP connection (from this
+     * JVM to itself) that the agent would see, and which is not part of the benchmark.
+     */
+    private static Runnable startDerby(int port, Path dir) throws Exception {
+        System.setProperty("derby.system.home", dir.toString());
+        System.setProperty("derby.stream.error.file", dir.resolve("derby.log").toString());
+        org.apache.derby.drda.NetworkServerControl server =
+                new org.apache.derby.drda.NetworkServerControl(InetAddress.getByName("127.0.0.1"), port);
+        server.start(new PrintWriter(System.err, true));
+        return () -> {
+            try {
+                DriverManager.getConnection("jdbc:derby:;shutdown=true").close();
+            } catch (SQLException e) {
+                // a clean engine shutdown is reported as SQLState XJ015
+                if (!"XJ015".equals(e.getSQLState())) {
+                    throw new IllegalStateException("Derby shutdown: " + e, e);
+                }
+            }
+        };
+    }
+
+    /** Waits until a socket in state LISTEN on {@code port} appears in /proc/net/tcp or tcp6. */
+    private static void awaitListening(int port, long timeoutMillis) throws Exception {
+        String hexPort = String.format(":%04X", port);
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (System.nanoTime() - deadline < 0) {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+                Path p = Path.of(table);
+                if (!Files.isReadable(p)) {
+                    continue;
+                }
+                for (String row : Files.readAllLines(p)) {
+                    String[] f = row.trim().split("\\s+");
+                    // sl local_address rem_address st ...; LISTEN is 0A
+                    if (f.length > 3 && f[1].endsWith(hexPort) && f[3].equals("0A")) {
+                        return;
+                    }
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("nothing listens on port " + port + " after " + timeoutMillis + " ms");
+    }
+}

@@ -1,0 +1,119 @@
+package io.sora.benchapps;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * The client JVM of one run: plain JDBC against the server's URL. Creates table {@code t} with
+ * {@code ROWS} rows, runs {@code WARMUP} untimed point queries, then {@code QUERIES} timed ones
+ * ({@code SELECT v FROM t WHERE id = ?} through one PreparedStatement, ids drawn from a fixed
+ * seed), each timed with {@link System#nanoTime()} into a preallocated {@code long[]} and each
+ * result compared with the expected value (outside the timed interval). Prints one line
+ * {@code RESULT key=value...} and exits 0; any wrong or missing row fails the run.
+ *
+ * <p>Arguments: {@code URL ROWS WARMUP QUERIES SEED DRIVER_PID DEADLINE_MS}.
+ */
+public final class QueryClient {
+    private QueryClient() {
+    }
+
+    static String valueOf(int id) {
+        return "row-" + id + "-" + Integer.toHexString(id * 0x9E3779B1);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        int rows = Integer.parseInt(args[1]);
+        int warmup = Integer.parseInt(args[2]);
+        int queries = Integer.parseInt(args[3]);
+        long seed = Long.parseLong(args[4]);
+        Watchdog.start("client", Long.parseLong(args[5]), Long.parseLong(args[6]));
+
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] warmIds = random.ints(warmup, 0, rows).toArray();
+        int[] ids = random.ints(queries, 0, rows).toArray();
+        String[] expected = new String[rows];
+        for (int i = 0; i < rows; i++) {
+            expected[i] = valueOf(i);
+        }
+        long[] nanos = new long[queries];
+        String[] got = new String[queries];
+
+        long c0 = System.nanoTime();
+        try (Connection con = DriverManager.getConnection(url)) {
+            long connectNanos = System.nanoTime() - c0;
+            long s0 = System.nanoTime();
+            try (Statement st = con.createStatement()) {
+                st.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(64))");
+            }
+            con.setAutoCommit(false);
+            try (PreparedStatement ins = con.prepareStatement("INSERT INTO t (id, v) VALUES (?, ?)")) {
+                for (int i = 0; i < rows; i++) {
+                    ins.setInt(1, i);
+                    ins.setString(2, expected[i]);
+                    ins.addBatch();
+                }
+                ins.executeBatch();
+            }
+            con.commit();
+            con.setAutoCommit(true);
+            long setupNanos = System.nanoTime() - s0;
+
+            try (PreparedStatement ps = con.prepareStatement("SELECT v FROM t WHERE id = ?")) {
+                for (int id : warmIds) {
+                    String v = query(ps, id);
+                    if (!expected[id].equals(v)) {
+                        throw new IllegalStateException("warm-up query id=" + id + ": expected " + expected[id] + ", got " + v);
+                    }
+                }
+                long t0 = System.nanoTime();
+                for (int i = 0; i < queries; i++) {
+                    long a = System.nanoTime();
+                    got[i] = query(ps, ids[i]);
+                    nanos[i] = System.nanoTime() - a;
+                }
+                long totalNanos = System.nanoTime() - t0;
+                for (int i = 0; i < queries; i++) {
+                    if (!expected[ids[i]].equals(got[i])) {
+                        throw new IllegalStateException("query " + i + " id=" + ids[i] + ": expected " + expected[ids[i]] + ", got " + got[i]);
+                    }
+                }
+                long[] sorted = nanos.clone();
+                Arrays.sort(sorted);
+                System.out.println(String.format(Locale.ROOT,
+                        "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
+                        queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
+                        totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, setupNanos / 1e6));
+                System.out.flush();
+            }
+        }
+        System.exit(0);
+    }
+
+    /** One point query: the row's value, or a failure when there is not exactly one row. */
+    private static String query(PreparedStatement ps, int id) throws Exception {
+        ps.setInt(1, id);
+        try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                throw new IllegalStateException("no row for id " + id);
+            }
+            String v = rs.getString(1);
+            if (rs.next()) {
+                throw new IllegalStateException("more than one row for id " + id);
+            }
+            return v;
+        }
+    }
+
+    /** Nearest-rank percentile of a sorted array. */
+    static long percentile(long[] sorted, double p) {
+        int rank = (int) Math.ceil(p / 100.0 * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+    }
+}
