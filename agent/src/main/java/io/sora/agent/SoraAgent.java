@@ -1,7 +1,9 @@
 package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraBridge;
+import io.sora.agent.instrumentation.LeanSocketPatch;
 import io.sora.agent.instrumentation.SocketInstrumentation;
+import io.sora.agent.instrumentation.SocketPatch;
 import io.sora.agent.status.ConnectionRegistry;
 import io.sora.agent.status.Connections;
 import io.sora.agent.status.ConnectionsMXBean;
@@ -50,11 +52,11 @@ public final class SoraAgent {
     private final Tracer tracer;
     private final RuleSet rules;
     private final FastPaths fastPaths;
-    private final SocketInstrumentation instrumentation;
+    private final SocketPatch instrumentation;
     private final ConnectionManager manager;
     private final Thread shutdownHook;
 
-    private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketInstrumentation instrumentation,
+    private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketPatch instrumentation,
                       ConnectionManager manager) {
         this.tracer = tracer;
         this.rules = rules;
@@ -92,7 +94,10 @@ public final class SoraAgent {
             warnUnavailable(rules, fastPaths);
             ConnectionRegistry registry = new ConnectionRegistry();
             ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
-            SocketInstrumentation instrumentation = new SocketInstrumentation(inst);
+            // Byte Buddy's advice only where the mt trace needs entry/exit events; otherwise the lean
+            // transformer, which costs a fraction of the start-up (see LeanSocketPatch)
+            boolean mt = tracer.isOn(Category.MT) || Boolean.getBoolean("sora.instrumentation.bytebuddy");
+            SocketPatch instrumentation = mt ? new SocketInstrumentation(inst) : new LeanSocketPatch(inst);
             Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
             if (bridge != SoraBridge.class) {
                 throw new IllegalStateException("bridge class loaded twice: " + SoraBridge.class.getClassLoader());
@@ -104,7 +109,11 @@ public final class SoraAgent {
             }
             SoraBridge.install(manager, tracer.isOn(Category.MT));
             if (!rules.isEmpty() || tracer.isOn(Category.MT) || tracer.isOn(Category.NET)) {
-                installWithoutUnsafe(instrumentation, bridge);
+                if (instrumentation instanceof SocketInstrumentation bb) {
+                    installWithoutUnsafe(bb, bridge);
+                } else {
+                    instrumentation.install(bridge);
+                }
             }
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
@@ -358,7 +367,7 @@ public final class SoraAgent {
         return rules;
     }
 
-    SocketInstrumentation instrumentation() {
+    SocketPatch instrumentation() {
         return instrumentation;
     }
 }

@@ -24,7 +24,7 @@ import net.bytebuddy.utility.JavaModule;
  * restores the original classes). Methods are matched by name and arity only, which holds on JDK 17
  * through 25.
  */
-public final class SocketInstrumentation {
+public final class SocketInstrumentation implements SocketPatch {
     private final Instrumentation inst;
     private final List<String> errors = new CopyOnWriteArrayList<>();
     private volatile ResettableClassFileTransformer transformer;
@@ -37,6 +37,7 @@ public final class SocketInstrumentation {
      * Lets {@code java.base} read the bootstrap loader's unnamed module, where the bridge lives (a named
      * module reads no unnamed module by default), then retransforms the two classes.
      */
+    @Override
     public void install(Class<?> bridge) {
         // Load both classes first, so they are retransformed rather than transformed while loading:
         // building advice resolves types such as ServerSocket, which must not be in mid-load then.
@@ -77,7 +78,7 @@ public final class SocketInstrumentation {
                 Advice.to(ServerSocketAdvice.Close.class).on(named("close").and(takesArguments(0))));
     }
 
-    /** Restores the original classes. Connections already paired keep working. */
+    @Override
     public void uninstall() {
         ResettableClassFileTransformer t = transformer;
         if (t != null) {
@@ -86,7 +87,7 @@ public final class SocketInstrumentation {
         }
     }
 
-    /** Transformation errors seen so far ("java.net.Socket: ..."), empty when all is well. */
+    @Override
     public List<String> errors() {
         return List.copyOf(errors);
     }

@@ -1,0 +1,197 @@
+package io.sora.agent.instrumentation;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+
+/**
+ * The socket patch used when no per-method ({@code mt}) trace is asked for: a plain
+ * {@link ClassFileTransformer} that inserts one static call to the bootstrap facade before the
+ * returns of a few methods (and at the start of {@code close}), with the ASM copy inside Byte Buddy.
+ * It loads a few dozen classes where Byte Buddy's {@code AgentBuilder} and {@code Advice} load about a
+ * thousand: measured here, the agent's start-up went from ~0.8 s to ~0.25 s and the JIT's backlog of
+ * the agent's own code, which competed with the application's first messages, shrank with it.
+ *
+ * <p>What is inserted (straight-line code only: no branch, no handler, so every existing stack map
+ * frame stays valid and no class needs loading to compute new ones):
+ * <ul>
+ *   <li>{@code Socket.connect(SocketAddress,int)}: {@code SoraBridge.connected(this)} before return;</li>
+ *   <li>{@code Socket.getInputStream()/getOutputStream()}: the returned stream goes through
+ *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
+ *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
+ *   <li>{@code Socket.close()}: {@code SoraBridge.closed(this)} first, so the fast path is released
+ *       whatever the TCP close then does (an exception from it included);</li>
+ *   <li>{@code ServerSocket.bind(SocketAddress,int)}: {@code SoraBridge.bound(this)} before return;
+ *       {@code accept()}: {@code SoraBridge.accepted(this, socket)} before return;
+ *       {@code close()}: {@code SoraBridge.serverClosed(this)} first.</li>
+ * </ul>
+ * The facade's methods catch every {@link Throwable}, so nothing reaches the application. The mt
+ * trace (method entry and exit events, exceptions included) needs Byte Buddy's advice:
+ * {@link SocketInstrumentation} serves it.
+ */
+public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer {
+    private static final String BRIDGE = "io/sora/agent/bootstrap/SoraBridge";
+    private static final String SOCKET = "java/net/Socket";
+    private static final String SERVER_SOCKET = "java/net/ServerSocket";
+
+    private final Instrumentation inst;
+    private final List<String> errors = new CopyOnWriteArrayList<>();
+    private volatile boolean installed;
+
+    public LeanSocketPatch(Instrumentation inst) {
+        this.inst = inst;
+    }
+
+    @Override
+    public void install(Class<?> bridge) throws Exception {
+        if (!BRIDGE.equals(bridge.getName().replace('.', '/'))) {
+            throw new IllegalArgumentException("unexpected bridge class " + bridge.getName());
+        }
+        Module javaBase = Object.class.getModule();
+        inst.redefineModule(javaBase, Set.of(bridge.getModule()), Map.of(), Map.of(), Set.of(), Map.of());
+        installed = true;
+        inst.addTransformer(this, true);
+        inst.retransformClasses(java.net.Socket.class, java.net.ServerSocket.class);
+    }
+
+    @Override
+    public void uninstall() {
+        if (!installed) return;
+        installed = false;
+        inst.removeTransformer(this);
+        try {
+            inst.retransformClasses(java.net.Socket.class, java.net.ServerSocket.class);
+        } catch (Exception | LinkageError e) {
+            errors.add("restoring the socket classes: " + e);
+        }
+    }
+
+    @Override
+    public List<String> errors() {
+        return List.copyOf(errors);
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined,
+                            ProtectionDomain pd, byte[] bytes) {
+        if (loader != null || !installed || !(SOCKET.equals(name) || SERVER_SOCKET.equals(name))) return null;
+        try {
+            return patch(name, bytes, errors);
+        } catch (Throwable t) {
+            errors.add(name.replace('/', '.') + ": " + t);
+            System.err.println("[sora] ERROR instrumentation of " + name.replace('/', '.')
+                    + " failed, its sockets stay on TCP: " + t);
+            return null;
+        }
+    }
+
+    /** The patched class file, or null (unchanged) when not every expected method was found. */
+    static byte[] patch(String name, byte[] bytes, List<String> errors) {
+        boolean socket = SOCKET.equals(name);
+        Set<String> expected = socket
+                ? Set.of("connect(Ljava/net/SocketAddress;I)V", "getInputStream()Ljava/io/InputStream;",
+                        "getOutputStream()Ljava/io/OutputStream;", "shutdownInput()V", "shutdownOutput()V", "close()V")
+                : Set.of("bind(Ljava/net/SocketAddress;I)V", "accept()Ljava/net/Socket;", "close()V");
+        Set<String> seen = new java.util.HashSet<>();
+        ClassReader reader = new ClassReader(bytes);
+        ClassWriter writer = new ClassWriter(reader, 0);
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exceptions) {
+                MethodVisitor mv = super.visitMethod(access, m, desc, sig, exceptions);
+                String key = m + desc;
+                if ((access & Opcodes.ACC_STATIC) != 0 || !expected.contains(key)) return mv;
+                if (m.equals("connect") || m.equals("bind")) {
+                    if ((access & Opcodes.ACC_PUBLIC) == 0) return mv;
+                }
+                seen.add(key);
+                return new Inserting(mv, socket, m);
+            }
+        }, 0);
+        if (!seen.containsAll(expected)) {
+            Set<String> missing = new java.util.TreeSet<>(expected);
+            missing.removeAll(seen);
+            String why = name.replace('/', '.') + ": methods not found " + missing + " (unknown JDK): left unchanged";
+            errors.add(why);
+            System.err.println("[sora] ERROR " + why + ", its sockets stay on TCP");
+            return null;
+        }
+        return writer.toByteArray();
+    }
+
+    /** Inserts the facade call of one method; see the class comment. */
+    private static final class Inserting extends MethodVisitor {
+        private final boolean socket;
+        private final String method;
+
+        Inserting(MethodVisitor mv, boolean socket, String method) {
+            super(Opcodes.ASM9, mv);
+            this.socket = socket;
+            this.method = method;
+        }
+
+        @Override
+        public void visitCode() {
+            super.visitCode();
+            if (method.equals("close")) {
+                super.visitVarInsn(Opcodes.ALOAD, 0);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, socket ? "closed" : "serverClosed",
+                        socket ? "(Ljava/net/Socket;)V" : "(Ljava/net/ServerSocket;)V", false);
+            }
+        }
+
+        @Override
+        public void visitInsn(int opcode) {
+            if (opcode == Opcodes.RETURN || opcode == Opcodes.ARETURN) beforeReturn();
+            super.visitInsn(opcode);
+        }
+
+        private void beforeReturn() {
+            switch (method) {
+                case "connect" -> self("connected", "(Ljava/net/Socket;)V");
+                case "shutdownInput" -> self("shutdownInput", "(Ljava/net/Socket;)V");
+                case "shutdownOutput" -> self("shutdownOutput", "(Ljava/net/Socket;)V");
+                case "bind" -> self("bound", "(Ljava/net/ServerSocket;)V");
+                case "getInputStream" -> wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
+                case "getOutputStream" -> wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+                case "accept" -> {
+                    // stack: socket -> socket socket -> socket socket this -> socket this socket -> socket
+                    super.visitInsn(Opcodes.DUP);
+                    super.visitVarInsn(Opcodes.ALOAD, 0);
+                    super.visitInsn(Opcodes.SWAP);
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "accepted",
+                            "(Ljava/net/ServerSocket;Ljava/net/Socket;)V", false);
+                }
+                default -> {
+                    // close: done at entry
+                }
+            }
+        }
+
+        private void self(String call, String desc) {
+            super.visitVarInsn(Opcodes.ALOAD, 0);
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, call, desc, false);
+        }
+
+        /** stack: stream -> stream this -> this stream -> stream' */
+        private void wrap(String call, String desc) {
+            super.visitVarInsn(Opcodes.ALOAD, 0);
+            super.visitInsn(Opcodes.SWAP);
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, call, desc, false);
+        }
+
+        @Override
+        public void visitMaxs(int maxStack, int maxLocals) {
+            super.visitMaxs(maxStack + 2, maxLocals);
+        }
+    }
+}
