@@ -469,6 +469,10 @@ final class ConnectionManager implements SoraDelegate {
         } catch (RuntimeException e) {
             result = new PairingResult.Fallback("pairing failed: " + e);
         }
+        if (result instanceof PairingResult.Paired) {
+            // the application's first bytes should not meet a cold data path (see PathWarmup)
+            PathWarmup.awaitDataPath();
+        }
         if (tracer.isOn(Category.NET)) {
             long id = result instanceof PairingResult.Paired p ? p.connection().id() : 0;
             tracer.exit(Hook.PAIR_EXIT, id, result instanceof PairingResult.Paired ? 0 : -1, null);

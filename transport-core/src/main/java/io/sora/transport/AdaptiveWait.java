@@ -30,6 +30,11 @@ package io.sora.transport;
  *       kernel's wake-up preemption) brings it back rather than the other program's time slice.</li>
  * </ul>
  *
+ * <p>At most {@link #MAX_BUSY} threads of this JVM busy-wait at once (half the CPUs, at least one:
+ * the peer process gets the other half); a thread that finds them all taken sleeps at once. With many
+ * connections (16 on 2 CPUs) busy waiters would otherwise take the CPUs from the threads that have
+ * work, which is how a many-connection load got slower than TCP.
+ *
  * <p>Not thread-safe: each instance is used under its stream's lock. Allocation-free.
  */
 final class AdaptiveWait {
@@ -40,10 +45,15 @@ final class AdaptiveWait {
     static final int PROBE_EVERY = 64;
     /** Waits in a row answered only after yielding before the spin phase is halved. */
     static final int YIELD_WINS_TO_SHRINK = 4;
+    /** {@code -Dsora.wait.yield=false}: no yield phase (spin, then sleep), for measurements. */
+    static final boolean YIELD = !"false".equals(System.getProperty("sora.wait.yield"));
+    static final int MAX_BUSY = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    private static final java.util.concurrent.atomic.AtomicInteger BUSY = new java.util.concurrent.atomic.AtomicInteger();
     /** Fixed-point scale of the log2 average. */
     private static final int SCALE = 16;
 
     private final boolean enabled;
+    private final java.util.function.LongSupplier clock;
     private long spinNanos = MAX_SPIN_NANOS;
     private long budgetNanos = 4 * MIN_BUDGET_NANOS;
     /** Moving average of log2(wait ns), times {@link #SCALE}. */
@@ -57,10 +67,18 @@ final class AdaptiveWait {
     private boolean probing;
     private boolean yielded;
     private boolean giveUp;
+    /** Whether this wait holds one of the {@link #MAX_BUSY} busy-waiting slots. */
+    private boolean busy;
 
     /** @param enabled false: never spin or yield, sleep at once (tests, {@code -Dsora.spin.iterations=0}) */
     AdaptiveWait(boolean enabled) {
+        this(enabled, System::nanoTime);
+    }
+
+    /** @param clock nanoseconds, {@link System#nanoTime} but in tests */
+    AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock) {
         this.enabled = enabled;
+        this.clock = clock;
     }
 
     /** Starts a wait: call before the first check of the condition. */
@@ -75,9 +93,14 @@ final class AdaptiveWait {
      * (sleep now).
      */
     boolean idle() {
-        if (!enabled || giveUp) return false;
+        if (!enabled || giveUp) return release();
         if (rounds++ == 0) {
-            start = System.nanoTime();
+            start = clock.getAsLong();
+            if (BUSY.incrementAndGet() > MAX_BUSY) {
+                BUSY.decrementAndGet();
+                return false;
+            }
+            busy = true;
             probing = ++waits % PROBE_EVERY == 0;
             Thread.onSpinWait();
             return true;
@@ -88,23 +111,42 @@ final class AdaptiveWait {
             Thread.onSpinWait();
             return true;
         }
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         long elapsed = now - start;
         if (elapsed < spinFor) {
             Thread.onSpinWait();
             return true;
         }
-        if (elapsed >= budgetNanos) return false;
+        if (elapsed >= budgetNanos) return release();
+        if (!YIELD) {
+            Thread.onSpinWait();
+            return true;
+        }
         yielded = true;
         Thread.yield();
-        if (System.nanoTime() - now > LONG_YIELD_NANOS) giveUp = true; // checked once more, then sleep
+        if (clock.getAsLong() - now > LONG_YIELD_NANOS) giveUp = true; // checked once more, then sleep
         return true;
+    }
+
+    /** Gives back the busy-waiting slot, if held; returns false (the caller sleeps next). */
+    private boolean release() {
+        if (busy) {
+            busy = false;
+            BUSY.decrementAndGet();
+        }
+        return false;
+    }
+
+    /** Ends the current wait whatever happened (always called, in a finally): frees its busy slot. */
+    void end() {
+        release();
     }
 
     /** The condition became true without sleeping. */
     void caught() {
+        release();
         if (rounds == 0) return; // no wait at all
-        long waited = System.nanoTime() - start;
+        long waited = clock.getAsLong() - start;
         if (yielded) {
             if (++yieldWins >= YIELD_WINS_TO_SHRINK) {
                 yieldWins = 0;
@@ -121,11 +163,11 @@ final class AdaptiveWait {
     /** The wait slept and then ended; {@code waitedNanos} from its start (0 if unknown). */
     void slept() {
         if (rounds == 0) {
-            start = System.nanoTime();
+            start = clock.getAsLong();
             rounds = 1;
         }
         yieldWins = 0;
-        learn(System.nanoTime() - start);
+        learn(clock.getAsLong() - start);
     }
 
     private void learn(long waited) {

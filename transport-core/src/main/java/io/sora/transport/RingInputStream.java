@@ -141,6 +141,7 @@ public final class RingInputStream extends InputStream {
                 }
             }
         } finally {
+            wait.end();
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)

@@ -138,6 +138,7 @@ public final class RingOutputStream extends OutputStream {
                 }
             }
         } finally {
+            wait.end();
             lock.unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)

@@ -281,7 +281,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     private void ring(ByteBuffer bell) {
-        if (closed) return;
+        if (closed || channel == null) return; // no channel: the in-process warm-up (DataPathWarmup)
         try {
             bell.clear();
             channel.write(bell);
@@ -354,6 +354,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     /** Drops the control channel abruptly, as a dying process would (tests simulate peer death with it). */
     void closeChannel() {
+        if (channel == null) return;
         try {
             channel.close();
         } catch (IOException e) {
@@ -370,6 +371,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public void close() {
         closed = true;
+        if (channel == null) return;
         try {
             channel.shutdownOutput();
         } catch (IOException e) {

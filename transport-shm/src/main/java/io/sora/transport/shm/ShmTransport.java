@@ -152,6 +152,14 @@ public final class ShmTransport implements Transport {
      * sockets nobody listens on. Cheap but not free (one connect per socket file), so the agent calls
      * it once, in the background, at start-up. Returns how many files were removed; never throws.
      */
+    /**
+     * Runs the data path in this process ({@code rounds} round trips, no peer), so the application's
+     * first messages find it linked and compiled; see {@link DataPathWarmup}. False if it failed.
+     */
+    public boolean warmDataPath(int rounds) {
+        return DataPathWarmup.run(dir, settings, rounds);
+    }
+
     public int removeLeftovers() {
         try {
             dir.ensure();

@@ -1,0 +1,106 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The waiting policy, driven by a fake clock (no real time is measured here). */
+class AdaptiveWaitTest {
+    private final long[] now = {1_000_000};
+
+    private AdaptiveWait policy() {
+        return new AdaptiveWait(true, () -> now[0]);
+    }
+
+    /** One wait that ends (caught) after {@code nanos}, the clock moving 100 ns per round. */
+    private static int caughtAfter(AdaptiveWait w, long[] now, long nanos) {
+        w.begin();
+        long end = now[0] + nanos;
+        int rounds = 0;
+        while (now[0] < end) {
+            if (!w.idle()) throw new AssertionError("slept after " + rounds + " rounds, wait of " + nanos + " ns");
+            now[0] += 100;
+            rounds++;
+        }
+        w.caught();
+        w.end();
+        return rounds;
+    }
+
+    /** One wait that goes to sleep and ends after {@code nanos} in all. */
+    private static void sleptFor(AdaptiveWait w, long[] now, long nanos) {
+        w.begin();
+        long end = now[0] + nanos;
+        while (w.idle()) now[0] += 100;
+        now[0] = Math.max(now[0], end);
+        w.slept();
+        w.end();
+    }
+
+    @Test
+    void disabledSleepsAtOnce() {
+        AdaptiveWait w = new AdaptiveWait(false, () -> now[0]);
+        w.begin();
+        assertFalse(w.idle());
+    }
+
+    @Test
+    void shortWaitsKeepTheMinimumBudgetAndAreCaughtAwake() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 100; i++) caughtAfter(w, now, 3_000);
+        assertEquals(AdaptiveWait.MIN_BUDGET_NANOS, w.budgetNanos());
+    }
+
+    @Test
+    void thinkTimeOfAHundredMicrosecondsIsLearntAndThenCaughtAwake() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 100_000);
+        assertTrue(w.budgetNanos() >= 200_000, "budget " + w.budgetNanos());
+        caughtAfter(w, now, 100_000); // throws if it went to sleep
+    }
+
+    @Test
+    void longWaitsDropTheBudgetToTheMinimumSoIdleConnectionsDoNotBurnTheCpu() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 100_000);
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 5_000_000);
+        assertEquals(AdaptiveWait.MIN_BUDGET_NANOS, w.budgetNanos());
+    }
+
+    @Test
+    void waitsAnsweredOnlyAfterYieldingShrinkTheSpinPhaseToNothing() {
+        AdaptiveWait w = policy();
+        assertEquals(AdaptiveWait.MAX_SPIN_NANOS, w.spinNanos());
+        // answered after the spin phase (10 µs > 8 µs of spinning): each wait yielded
+        for (int i = 0; i < 40; i++) caughtAfter(w, now, 10_000);
+        assertEquals(0, w.spinNanos());
+        // a wait answered while spinning brings the spin phase back (the probe every 64 waits does it too)
+        for (int i = 0; i < AdaptiveWait.PROBE_EVERY; i++) caughtAfter(w, now, 1_000);
+        assertEquals(AdaptiveWait.MAX_SPIN_NANOS, w.spinNanos());
+    }
+
+    @Test
+    void atMostHalfTheCpusBusyWaitAtOnceAndSlotsAreGivenBack() {
+        List<AdaptiveWait> holders = new ArrayList<>();
+        for (int i = 0; i < AdaptiveWait.MAX_BUSY; i++) {
+            AdaptiveWait w = policy();
+            w.begin();
+            assertTrue(w.idle(), "slot " + i);
+            holders.add(w);
+        }
+        AdaptiveWait late = policy();
+        late.begin();
+        assertFalse(late.idle(), "all busy slots are taken: sleep at once");
+        late.end();
+        holders.get(0).end();
+        AdaptiveWait next = policy();
+        next.begin();
+        assertTrue(next.idle(), "a slot was given back");
+        next.end();
+        for (AdaptiveWait w : holders) w.end();
+    }
+}
