@@ -49,6 +49,8 @@ final class PathWarmup {
      */
     static final long DATA_PATH_WAIT_MILLIS = 200;
 
+    private static volatile boolean warmDataPath;
+
     private PathWarmup() {
     }
 
@@ -70,7 +72,10 @@ final class PathWarmup {
         }
     }
 
-    static void start() {
+    /** @param dataPath whether a shm rule exists: only then is the in-process data path warmed up */
+    static void start(boolean dataPath) {
+        warmDataPath = dataPath;
+        if (!dataPath) DATA_PATH_DONE.countDown();
         if (Boolean.getBoolean("sora.warmup.disabled")) {
             DATA_PATH_DONE.countDown();
             return;
@@ -91,7 +96,7 @@ final class PathWarmup {
         // the data path first: its var handles linked and its methods compiled before the
         // application's first messages (cold, the first round trips took ~2.6 ms each here)
         try {
-            shm.warmDataPath(DATA_PATH_ROUNDS);
+            if (warmDataPath) shm.warmDataPath(DATA_PATH_ROUNDS);
         } finally {
             DATA_PATH_DONE.countDown();
         }

@@ -120,7 +120,8 @@ public final class SoraAgent {
             SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
             running = agent;
             if (!rules.isEmpty()) {
-                PathWarmup.start();
+                // the in-process data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings
+                PathWarmup.start(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM));
             }
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
