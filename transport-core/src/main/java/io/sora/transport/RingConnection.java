@@ -74,21 +74,6 @@ public class RingConnection implements FastConnection {
         }
     }
 
-    /** CPUs online on the machine (/sys/devices/system/cpu/online, e.g. "0-3,6"), else this JVM's count. */
-    static int onlineCpus() {
-        try {
-            String text = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/devices/system/cpu/online")).trim();
-            int n = 0;
-            for (String part : text.split(",")) {
-                int dash = part.indexOf('-');
-                n += dash < 0 ? 1 : Integer.parseInt(part.substring(dash + 1)) - Integer.parseInt(part.substring(0, dash)) + 1;
-            }
-            return n;
-        } catch (java.io.IOException | RuntimeException e) {
-            return Runtime.getRuntime().availableProcessors();
-        }
-    }
-
     @Override
     public long id() {
         return id;
