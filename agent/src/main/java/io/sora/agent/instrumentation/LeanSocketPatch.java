@@ -16,23 +16,28 @@ import net.bytebuddy.jar.asm.Opcodes;
 /**
  * The socket patch used when no per-method ({@code mt}) trace is asked for: a plain
  * {@link ClassFileTransformer} that inserts one static call to the bootstrap facade before the
- * returns of a few methods (and at the start of {@code close}), with the ASM copy inside Byte Buddy.
+ * returns of a few methods (and on every exit of {@code close}), with the ASM copy inside Byte Buddy.
  * It loads a few dozen classes where Byte Buddy's {@code AgentBuilder} and {@code Advice} load about a
  * thousand: measured here, the agent's start-up went from ~0.8 s to ~0.25 s and the JIT's backlog of
  * the agent's own code, which competed with the application's first messages, shrank with it.
  *
- * <p>What is inserted (straight-line code only: no branch, no handler, so every existing stack map
- * frame stays valid and no class needs loading to compute new ones):
+ * <p>What is inserted (straight-line code, plus one catch-all handler at the end of {@code close()}
+ * with its own full frame, so every existing stack map frame stays valid and no class needs loading to
+ * compute new ones):
  * <ul>
  *   <li>{@code Socket.connect(SocketAddress,int)}: {@code SoraBridge.connected(this)} before return;</li>
  *   <li>{@code Socket.getInputStream()/getOutputStream()}: the returned stream goes through
  *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
  *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
- *   <li>{@code Socket.close()}: {@code SoraBridge.closed(this)} first, so the fast path is released
- *       whatever the TCP close then does (an exception from it included);</li>
+ *   <li>{@code Socket.close()}: {@code SoraBridge.closed(this)} on the way out, normal or by an
+ *       exception (rethrown), as the Byte Buddy advice does: only once the JDK has marked the socket
+ *       closed is the fast path released, so a thread whose read fails with "Socket closed" already
+ *       sees {@code isClosed()} true, as on TCP (JDK 25 marks the socket closed before closing its
+ *       impl; releasing the fast path first let a reader see the failure with {@code isClosed()}
+ *       still false);</li>
  *   <li>{@code ServerSocket.bind(SocketAddress,int)}: {@code SoraBridge.bound(this)} before return;
  *       {@code accept()}: {@code SoraBridge.accepted(this, socket)} before return;
- *       {@code close()}: {@code SoraBridge.serverClosed(this)} first.</li>
+ *       {@code close()}: {@code SoraBridge.serverClosed(this)} on the way out, likewise.</li>
  * </ul>
  * The facade's methods catch every {@link Throwable}, so nothing reaches the application. The mt
  * trace (method entry and exit events, exceptions included) needs Byte Buddy's advice:
@@ -139,13 +144,15 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
             this.method = method;
         }
 
+        private final net.bytebuddy.jar.asm.Label start = new net.bytebuddy.jar.asm.Label();
+        private final net.bytebuddy.jar.asm.Label end = new net.bytebuddy.jar.asm.Label();
+        private final net.bytebuddy.jar.asm.Label handler = new net.bytebuddy.jar.asm.Label();
+
         @Override
         public void visitCode() {
             super.visitCode();
             if (method.equals("close")) {
-                super.visitVarInsn(Opcodes.ALOAD, 0);
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, socket ? "closed" : "serverClosed",
-                        socket ? "(Ljava/net/Socket;)V" : "(Ljava/net/ServerSocket;)V", false);
+                super.visitLabel(start);
             }
         }
 
@@ -171,8 +178,8 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "accepted",
                             "(Ljava/net/ServerSocket;Ljava/net/Socket;)V", false);
                 }
+                case "close" -> closeCall();
                 default -> {
-                    // close: done at entry
                 }
             }
         }
@@ -189,8 +196,27 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
             super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, call, desc, false);
         }
 
+        private void closeCall() {
+            super.visitVarInsn(Opcodes.ALOAD, 0);
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, socket ? "closed" : "serverClosed",
+                    socket ? "(Ljava/net/Socket;)V" : "(Ljava/net/ServerSocket;)V", false);
+        }
+
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
+            if (method.equals("close")) {
+                // catch-all: release the fast path, rethrow what the TCP close threw. Registered after
+                // the JDK's own handlers (ClassReader visits them right after visitCode), so it comes
+                // last in the exception table and theirs keep precedence; ClassWriter (no COMPUTE_*
+                // flags) accepts labels visited before their try-catch block.
+                super.visitLabel(end);
+                super.visitTryCatchBlock(start, end, handler, null);
+                super.visitLabel(handler);
+                super.visitFrame(Opcodes.F_FULL, 1, new Object[] {socket ? SOCKET : SERVER_SOCKET},
+                        1, new Object[] {"java/lang/Throwable"});
+                closeCall();
+                super.visitInsn(Opcodes.ATHROW);
+            }
             super.visitMaxs(maxStack + 2, maxLocals);
         }
     }

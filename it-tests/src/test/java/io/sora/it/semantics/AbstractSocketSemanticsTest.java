@@ -179,11 +179,22 @@ public abstract class AbstractSocketSemanticsTest {
     void blockedReadReturnsWhenTheLocalSocketIsClosed() throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<Integer> read = pool.submit(() -> accepted.getInputStream().read(new byte[10]));
+            InputStream in = accepted.getInputStream();
+            java.util.concurrent.atomic.AtomicReference<Boolean> closedWhenItFailed = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Integer> read = pool.submit(() -> {
+                try {
+                    return in.read(new byte[10]);
+                } catch (SocketException e) {
+                    // applications tell "I closed it" from "it broke" this way (the JDK's own pattern)
+                    closedWhenItFailed.set(accepted.isClosed());
+                    throw e;
+                }
+            });
             Thread.sleep(200);
             accepted.close();
             Exception e = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof SocketException, "cause " + e.getCause());
+            assertEquals(Boolean.TRUE, closedWhenItFailed.get(), "isClosed() when the blocked read failed");
             assertThrows(SocketException.class, () -> accepted.getInputStream());
         } finally {
             pool.shutdownNow();
