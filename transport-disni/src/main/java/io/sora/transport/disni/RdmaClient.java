@@ -1,6 +1,5 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmEvent.EventType;
 import com.ibm.disni.verbs.RdmaCmId;
@@ -112,11 +111,11 @@ final class RdmaClient {
             id.resolveRoute(millisLeft(deadline));
             r = expect(a, EventType.RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "RDMA route resolution to " + server);
             if (r != null) return new PairingResult.Fallback(r);
-            QueuePair qp = new QueuePair(id, conn, tracer);
+            QueuePair qp = QueuePair.open(id, conn, tracer);
             medium = new RdmaMedium(conn, qp, tracer);
             medium.setOnRelease(() -> cm.release(id));
             a.medium = medium;
-            IbvMr ring = medium.allocateReceiveRing(options.receiveBufferSize());
+            Verbs.Region ring = medium.allocateReceiveRing(options.receiveBufferSize());
             RdmaConnParam param = new RdmaConnParam();
             param.setRetry_count((byte) 7);
             param.setRnr_retry_count((byte) 7);
@@ -124,7 +123,7 @@ final class RdmaClient {
             r = expect(a, EventType.RDMA_CM_EVENT_ESTABLISHED, deadline, "RDMA connect to " + server);
             if (r != null) return new PairingResult.Fallback(r);
             qp.traceQp("RTS", "connected to " + server);
-            qp.postMessage(new RdmaWire.Hello(key, ring.getAddr(), ring.getRkey(), options.receiveBufferSize()));
+            qp.postMessage(new RdmaWire.Hello(key, ring.address(), ring.rkey(), options.receiveBufferSize()));
             RdmaWire.Message reply = medium.nextMessage(deadline);
             if (reply == null) {
                 return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");

@@ -1,6 +1,5 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvMr;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
@@ -94,19 +93,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     /** Allocates and registers my receive ring (remote write only). */
-    IbvMr allocateReceiveRing(int size) throws IOException {
+    Verbs.Region allocateReceiveRing(int size) throws IOException {
         ring = ByteBuffer.allocateDirect(size);
         recvCapacity = size;
         creditThreshold = Math.max(1, size / 4);
-        return qp.register(ring, com.ibm.disni.verbs.IbvMr.IBV_ACCESS_LOCAL_WRITE
-                | com.ibm.disni.verbs.IbvMr.IBV_ACCESS_REMOTE_WRITE, "receive ring");
+        return qp.register(ring, QueuePair.ACCESS_LOCAL_WRITE | QueuePair.ACCESS_REMOTE_WRITE, "receive ring");
     }
 
     /** Allocates and registers the shadow of the peer's ring and builds the data work request. */
     void allocateSendRing(int size, long remoteAddress, int remoteRkey) throws IOException {
         shadow = ByteBuffer.allocateDirect(size);
         sendCapacity = size;
-        IbvMr mr = qp.register(shadow, com.ibm.disni.verbs.IbvMr.IBV_ACCESS_LOCAL_WRITE, "send shadow ring");
+        Verbs.Region mr = qp.register(shadow, QueuePair.ACCESS_LOCAL_WRITE, "send shadow ring");
         qp.prepareData(mr, remoteAddress, remoteRkey);
     }
 
@@ -120,6 +118,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     RdmaWire.Message nextMessage(long deadlineNanos) throws InterruptedException {
         long left = deadlineNanos - System.nanoTime();
         return left <= 0 ? inbox.poll() : inbox.poll(left, TimeUnit.NANOSECONDS);
+    }
+
+    /** The completion thread, for tests that wait until it parks. */
+    Thread completionThread() {
+        return thread;
     }
 
     /** Why the connection broke, or null. */
@@ -359,7 +362,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         pairing = false;
         listener = null;
         try {
-            qp.id.disconnect();
+            qp.disconnect();
         } catch (IOException | RuntimeException e) {
             // not connected (yet): nothing to tear down on the wire
         }
