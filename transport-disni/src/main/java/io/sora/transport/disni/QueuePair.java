@@ -136,9 +136,10 @@ final class QueuePair {
         sendLock.lock();
         try {
             awaitRoom();
+            long seq = nextSeq(); // checks destroyed before any field of the (then freed) work request is touched
             verbs.setSge(Verbs.DATA, shadowAddress + offset, length);
             verbs.setRemoteAddress(remoteRing + offset);
-            verbs.setWr(Verbs.DATA, SEND_TAG | nextSeq(), signalFlag(false));
+            verbs.setWr(Verbs.DATA, SEND_TAG | seq, signalFlag(false));
             verbs.postSend(Verbs.DATA);
         } finally {
             sendLock.unlock();
@@ -150,8 +151,8 @@ final class QueuePair {
         sendLock.lock();
         try {
             awaitRoom();
-            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags);
             long seq = nextSeq();
+            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags);
             verbs.setWr(Verbs.CTRL, SEND_TAG | seq, signalFlag(signaled) | IbvSendWR.IBV_SEND_INLINE);
             verbs.postSend(Verbs.CTRL);
             return seq;
@@ -165,10 +166,10 @@ final class QueuePair {
         sendLock.lock();
         try {
             if (msgAreasUsed >= MSG_AREAS) throw new IOException("more than " + MSG_AREAS + " pairing messages on one connection");
-            int offset = OUT_OFFSET + msgAreasUsed++ * RdmaWire.SLOT_SIZE;
-            int length = RdmaWire.encode(m, control, offset);
             awaitRoom();
             long seq = nextSeq();
+            int offset = OUT_OFFSET + msgAreasUsed++ * RdmaWire.SLOT_SIZE;
+            int length = RdmaWire.encode(m, control, offset);
             verbs.setSge(Verbs.MSG, controlMr.address() + offset, length);
             verbs.setWr(Verbs.MSG, SEND_TAG | seq, signalFlag(true));
             verbs.postSend(Verbs.MSG);
@@ -178,6 +179,12 @@ final class QueuePair {
         }
     }
 
+    /**
+     * The next send sequence number; throws once destroyed. Every post calls it, with the send lock
+     * held, before it touches its work request: {@link #destroy()} sets {@code destroyed} under the
+     * same lock before the verbs free the requests, so a post racing a close fails with this
+     * IOException and never writes into a freed request (a NullPointerException in DiSNI).
+     */
     private long nextSeq() throws IOException {
         if (destroyed) throw new IOException("RDMA connection released");
         return ++posted;
@@ -293,14 +300,14 @@ final class QueuePair {
      * on the completion channel, or when nobody does. Idempotent.
      */
     void destroy() {
+        sendLock.lock(); // the order of awaitRoom (send lock, then poll lock)
         pollLock.lock();
-        sendLock.lock();
         try {
             if (destroyed) return;
             destroyed = true;
         } finally {
-            sendLock.unlock();
             pollLock.unlock();
+            sendLock.unlock();
         }
         int qpNum = verbs.qpNum();
         verbs.destroy();

@@ -288,7 +288,8 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         try {
             qp.postData(ringOffset, len);
         } catch (IOException e) {
-            broken("RDMA WRITE failed: " + e.getMessage());
+            // released by a close racing this write: the stream's own close flag fails the next write
+            if (!closing) broken("RDMA WRITE failed: " + e.getMessage());
         }
         qp.poll(false); // reap send completions and notice errors early
     }
