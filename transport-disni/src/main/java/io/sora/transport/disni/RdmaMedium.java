@@ -59,7 +59,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     /** Written only under the poll lock (one writer), read anywhere. */
     private volatile long peerProduced;
     private volatile long peerConsumed;
-    private volatile int peerFlags;
+    private final PeerFlags peerFlags = new PeerFlags();
     private volatile long localConsumed;
     private long reported;
     private int myFlags;
@@ -145,7 +145,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
             long c = RdmaWire.ctrlConsumed(control, offset);
             int f = RdmaWire.ctrlFlags(control, offset) & PEER_FLAG_MASK;
             if (c > peerConsumed) peerConsumed = c;
-            if ((f & ~peerFlags) != 0) peerFlags = peerFlags | f;
+            peerFlags.or(f);
             wakeBoth();
             return;
         }
@@ -171,8 +171,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     private void broken(String why) {
         if (failure == null) failure = why;
-        if ((peerFlags & CLOSED) == 0 && (peerFlags & DEAD) == 0) {
-            peerFlags = peerFlags | DEAD;
+        if (peerFlags.markDead()) {
             qp.traceQp("ERR", why);
             if (tracer.isOn(Category.JSOR)) tracer.event(Hook.QP_STATE, id, "rdma", "peer died: " + why, "ERR");
         }
@@ -301,7 +300,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     @Override
     public int peerFlags() {
-        return peerFlags;
+        return peerFlags.get();
     }
 
     @Override
