@@ -41,6 +41,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     static final int EVENT_WAIT_MILLIS = 5000;
     static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
     private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED;
+    /** Peer flags after which the reader reports EOF once the ring is empty. */
+    private static final int EOF_FLAGS = OUTPUT_SHUTDOWN | CLOSED | DEAD;
+    /** Bound of one drain: far more polls than a full CQ needs. */
+    private static final int DRAIN_POLLS = 4 * (QueuePair.CQ_DEPTH / QueuePair.WC_BATCH + 1);
 
     final long id;
     final QueuePair qp;
@@ -165,7 +169,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /** The CM reported DISCONNECTED (or the QP failed): the peer is gone, gracefully only if it sent CLOSED. */
     void onDisconnected(String why) {
-        qp.poll(true); // a CLOSED flag already in the CQ comes first
+        drainCq(); // a CLOSED flag already in the CQ comes first, however deep
         if (!closing) broken(why);
     }
 
@@ -249,10 +253,26 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     public long producedByPeer() {
         long p = peerProduced;
         if (p == localConsumed) {
-            qp.poll(false);
+            if ((peerFlags.get() & EOF_FLAGS) != 0) {
+                // the reader is about to report EOF: only once every queued completion is in
+                drainCq();
+            } else {
+                qp.poll(false);
+            }
             p = peerProduced;
         }
         return p;
+    }
+
+    /**
+     * Polls until the CQ is empty, waiting for the poll lock if another thread holds it (a
+     * {@code tryLock} poll would return nothing and let EOF overtake queued data). Bounded: the CQ
+     * holds at most {@link QueuePair#CQ_DEPTH} completions and the peer adds no data after its flag.
+     */
+    private void drainCq() {
+        for (int i = 0; i < DRAIN_POLLS && qp.poll(true) > 0; i++) {
+            // next batch
+        }
     }
 
     @Override
