@@ -63,8 +63,10 @@ final class QueuePair {
     private long shadowAddress;
     private long remoteRing;
     private int msgAreasUsed;
-    /** Send sequence; guarded by sendLock. */
-    private long posted;
+    /** Send sequence, i.e. messages posted (each consumes one of the peer's receives); written under sendLock. */
+    private volatile long posted;
+    /** Receives posted again after their completion (the peer's slot credits to return); written under pollLock. */
+    private volatile long reposted;
     private long lastSignaled;
     private volatile long completedUpTo;
     private volatile boolean destroyed;
@@ -147,12 +149,12 @@ final class QueuePair {
     }
 
     /** Sends a CTRL message inline; returns its sequence number (completed when {@link #completedUpTo()} reaches it). */
-    long postCtrl(long consumed, int flags, boolean signaled) throws IOException {
+    long postCtrl(long consumed, int flags, long repostedReceives, boolean signaled) throws IOException {
         sendLock.lock();
         try {
             awaitRoom();
             long seq = nextSeq();
-            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags);
+            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags, repostedReceives);
             verbs.setWr(Verbs.CTRL, SEND_TAG | seq, signalFlag(signaled) | IbvSendWR.IBV_SEND_INLINE);
             verbs.postSend(Verbs.CTRL);
             return seq;
@@ -211,6 +213,16 @@ final class QueuePair {
         return completedUpTo;
     }
 
+    /** Messages posted so far (data, CTRL and pairing): each took one of the peer's posted receives. */
+    long posted() {
+        return posted;
+    }
+
+    /** Receives posted again after their completion so far: the slot credits this side can return. */
+    long reposted() {
+        return reposted;
+    }
+
     // ---------------------------------------------------------------- completions
 
     /**
@@ -263,6 +275,7 @@ final class QueuePair {
         }
         try {
             verbs.postRecv(slot);
+            reposted = reposted + 1; // single writer: the poll lock holder
         } catch (IOException e) {
             completions.onFailure(-2, wrId, false);
         }
