@@ -46,7 +46,7 @@ final class RdmaClient {
 
     private CmLoop loop() throws IOException {
         synchronized (RdmaClient.class) {
-            if (loop == null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1);
+            if (loop == null || loop.failure() != null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1); // a failed loop ended
             loop.setTracer(tracer);
             return loop;
         }
@@ -58,6 +58,7 @@ final class RdmaClient {
         final RdmaCmId id;
         final LinkedBlockingQueue<EventType> events = new LinkedBlockingQueue<>();
         volatile RdmaMedium medium;
+        volatile String loopFailure;
 
         Attempt(long conn, RdmaCmId id) {
             this.conn = conn;
@@ -82,6 +83,15 @@ final class RdmaClient {
         @Override
         public long conn() {
             return conn;
+        }
+
+        /** The CM loop ended on an error: the connecting thread gives up with the reason. */
+        @Override
+        public void onLoopFailed(String reason) {
+            loopFailure = reason;
+            events.add(EventType.RDMA_CM_EVENT_DEVICE_REMOVAL); // wakes expect(), which reports loopFailure
+            RdmaMedium m = medium;
+            if (m != null) m.pairingFailed(reason);
         }
     }
 
@@ -193,6 +203,7 @@ final class RdmaClient {
         long left = deadline - System.nanoTime();
         EventType got = left <= 0 ? a.events.poll() : a.events.poll(left, TimeUnit.NANOSECONDS);
         if (got == wanted) return null;
+        if (a.loopFailure != null) return what + " failed: " + a.loopFailure;
         if (got == null) return what + " did not complete within the pairing wait";
         if (got == EventType.RDMA_CM_EVENT_REJECTED) return "no sora RDMA listener at the server (" + what + " rejected)";
         return what + " failed: " + got.name();

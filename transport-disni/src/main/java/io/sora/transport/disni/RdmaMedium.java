@@ -144,6 +144,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         listener = null;
     }
 
+    /** Ends a pairing in progress with {@code reason} (the connecting thread takes it as a NO). */
+    void pairingFailed(String reason) {
+        if (pairing) inbox.add(new RdmaWire.No(reason));
+    }
+
     /** Takes the next pairing message, waiting until {@code deadlineNanos}; null on timeout. */
     RdmaWire.Message nextMessage(long deadlineNanos) throws InterruptedException {
         long left = deadlineNanos - System.nanoTime();
