@@ -13,6 +13,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionIds;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
@@ -87,6 +88,56 @@ final class ConnectionManager implements SoraDelegate {
 
     // ---------------------------------------------------------------- client side
 
+    /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
+    private final Map<Socket, Announced> announcements = new ConcurrentHashMap<>();
+
+    private record Announced(Announcement announcement, long sinceNanos) {}
+
+    /** An announcement whose connect neither returned nor failed this long ago is withdrawn. */
+    private static final long ANNOUNCEMENT_TTL_NANOS = 10_000_000_000L;
+
+    /**
+     * Before the TCP connect: a pairing client announces itself to the server's listener, so that the
+     * server never waits for clients that will not pair (see {@link Announcement}).
+     */
+    @Override
+    public void connecting(Socket socket, java.net.SocketAddress endpoint) {
+        if (rules.isEmpty() || socket.getClass() != Socket.class || INTERNAL.get() != null
+                || !(endpoint instanceof InetSocketAddress remote) || remote.isUnresolved()) {
+            return;
+        }
+        Rule rule = rules.matchConnect(remote).orElse(null);
+        if (rule == null) return;
+        Transport transport = transports.get(rule.provider());
+        if (transport == null || !transport.availability().isAvailable()) return;
+        if (!announcements.isEmpty()) sweepAnnouncements();
+        Announcement a = transport.announce(remote, options(rule));
+        if (a != null) {
+            Announced old = announcements.put(socket, new Announced(a, System.nanoTime()));
+            if (old != null) old.announcement().close();
+        }
+    }
+
+    @Override
+    public void connectFailed(Socket socket) {
+        withdraw(socket);
+    }
+
+    private void withdraw(Socket socket) {
+        if (announcements.isEmpty()) return;
+        Announced a = announcements.remove(socket);
+        if (a != null) a.announcement().close();
+    }
+
+    private void sweepAnnouncements() {
+        long now = System.nanoTime();
+        announcements.entrySet().removeIf(e -> {
+            if (now - e.getValue().sinceNanos() < ANNOUNCEMENT_TTL_NANOS) return false;
+            e.getValue().announcement().close();
+            return true;
+        });
+    }
+
     @Override
     public void connected(Socket socket) {
         if (rules.isEmpty() || socket.getClass() != Socket.class || INTERNAL.get() != null) {
@@ -96,18 +147,22 @@ final class ConnectionManager implements SoraDelegate {
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
         }
+        Announced announced = announcements.isEmpty() ? null : announcements.remove(socket);
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) {
+            if (announced != null) announced.announcement().close();
             tcp(socket, Side.CLIENT, "no connect rule matches " + remote, false);
             return;
         }
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) {
+            if (announced != null) announced.announcement().close();
             tcp(socket, Side.CLIENT, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")", true);
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingResult result = pair(transport, key, rule, socket, false, null, Duration.ZERO);
+        PairingResult result = pair(transport, key, rule, socket, false, null, Duration.ZERO,
+                announced == null ? null : announced.announcement());
         record(socket, Side.CLIENT, rule, result);
     }
 
@@ -282,7 +337,7 @@ final class ConnectionManager implements SoraDelegate {
             }
         }
         try {
-            record(socket, Side.SERVER, rule, pair(transport, key, rule, socket, true, binding, rule.options().fallbackWait()));
+            record(socket, Side.SERVER, rule, pair(transport, key, rule, socket, true, binding, rule.options().fallbackWait(), null));
         } finally {
             if (l.adopted()) {
                 confirmed.remove(key);
@@ -379,6 +434,7 @@ final class ConnectionManager implements SoraDelegate {
 
     @Override
     public void closed(Socket socket) {
+        withdraw(socket);
         registry.closed(socket);
         PairedSocket p = sockets.remove(socket);
         if (p != null) {
@@ -436,6 +492,8 @@ final class ConnectionManager implements SoraDelegate {
      */
     void stop(Runnable whenDone) {
         stopped = true;
+        announcements.values().forEach(a -> a.announcement().close());
+        announcements.clear();
         synchronized (confirmed) {
             confirmed.notifyAll();
         }
@@ -452,7 +510,7 @@ final class ConnectionManager implements SoraDelegate {
 
     /** Server side: waits at most {@code wait} on {@code binding} (null: no listener); client side ignores both. */
     private PairingResult pair(Transport transport, ConnectionKey key, Rule rule, Socket socket, boolean server,
-                               ServerBinding binding, Duration wait) {
+                               ServerBinding binding, Duration wait, Announcement announced) {
         if (tracer.isOn(Category.NET)) {
             tracer.entry(Hook.PAIR_ENTRY, 0, (server ? "accept " : "connect ") + key + " rule=" + where(rule));
         }
@@ -464,7 +522,7 @@ final class ConnectionManager implements SoraDelegate {
                         ? new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server())
                         : binding.awaitPairing(key, wait, hooks);
             } else {
-                result = transport.connect(key, options(rule), hooks);
+                result = transport.connect(key, options(rule), hooks, announced);
             }
         } catch (RuntimeException e) {
             result = new PairingResult.Fallback("pairing failed: " + e);

@@ -38,7 +38,7 @@ final class FastPaths {
     /**
      * @param rules the agent's rules: the first {@code rdma bind} rule sets where client RDMA
      *              connections bind (a wildcard address = the RDMA device's)
-     * @param inst  the agent's instrumentation, to grant DiSNI its module access; null outside an agent
+     * @param inst  the agent's instrumentation; null outside an agent (DiSNI's module access is then not checked)
      */
     static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst) {
         Map<Provider, Transport> map = new EnumMap<>(Provider.class);
@@ -48,7 +48,7 @@ final class FastPaths {
         }
         entry(tracer, Hook.RDMA_INIT_ENTRY, null);
 
-        String denied = inst == null ? null : RdmaModuleAccess.grant(inst, FastPaths.class.getClassLoader());
+        String denied = inst == null ? null : RdmaModuleAccess.check(FastPaths.class.getClassLoader());
         entry(tracer, Hook.INITVERBS_ENTRY, denied);
         DisniTransport rdma = DisniTransport.create(tracer);
         applyBindRule(rdma, rules);

@@ -1,51 +1,40 @@
 package io.sora.agent;
 
-import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Method;
-import java.util.Map;
-import java.util.Set;
 
 /**
- * What DiSNI needs from the JDK inside the agent class loader, granted through the agent's
- * {@link Instrumentation} so users add no JVM flags:
- * <ul>
- *   <li>{@code java.base} exports {@code sun.nio.ch} to the agent loader's unnamed module (DiSNI's
- *       {@code MemoryUtils} reads {@code DirectBuffer.address()}), and {@code jdk.internal.module}
- *       (for the next step);</li>
- *   <li>on JDK 22+ native access is enabled before DiSNI loads {@code libdisni} and binds its native
- *       methods, so JEP 472 prints no "restricted method" warning. The JDK keeps that flag for all
- *       unnamed modules together ({@code Module.moduleForNativeAccess}), so this is what
- *       {@code --enable-native-access=ALL-UNNAMED} does; it is skipped when the JVM runs with
- *       {@code --illegal-native-access=deny} (the RDMA probe then fails and rdma rules stay on TCP).</li>
- * </ul>
- * Failures are returned as text for the trace; they never stop the agent.
+ * Whether DiSNI got what it needs from the JDK. The launcher puts DiSNI (and sora's transport core,
+ * whose futex calls are native too) in named modules of their own and grants those modules alone
+ * {@code sun.nio.ch} (DiSNI's {@code MemoryUtils} reads {@code DirectBuffer.address()}) and, on JDK 22+,
+ * native access, so JEP 472 prints no "restricted method" warning and the application's own modules
+ * keep exactly the access they had: the JDK keeps the native-access flag for all unnamed modules
+ * together, so nothing is ever granted to an unnamed module. Under {@code --illegal-native-access=deny}
+ * nothing is granted (the RDMA probe then fails and rdma rules stay on TCP).
+ * What is missing is returned as text for the trace; it never stops the agent.
  */
 final class RdmaModuleAccess {
+    private static final String DISNI_CLASS = "com.ibm.disni.verbs.RdmaEventChannel";
+
     private RdmaModuleAccess() {
     }
 
-    /** @return null on success, else what could not be granted */
-    static String grant(Instrumentation inst, ClassLoader agentLoader) {
+    /** @return null if DiSNI has its module access, else what is missing */
+    static String check(ClassLoader agentLoader) {
         try {
-            Module agent = agentLoader.getUnnamedModule();
-            Module base = Object.class.getModule();
-            if (!inst.isModifiableModule(base)) {
-                return "java.base is not modifiable";
+            Module disni = Class.forName(DISNI_CLASS, false, agentLoader).getModule();
+            if (!disni.isNamed()) {
+                return "DiSNI is not in a module of its own (" + disni + "): no access granted";
             }
-            inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(agent), "jdk.internal.module", Set.of(agent)),
-                    Map.of(), Set.of(), Map.of());
-            if (Runtime.version().feature() < 22 || nativeAccessEnabled(agent)) {
-                return null;
+            if (!Object.class.getModule().isExported("sun.nio.ch", disni)) {
+                return "sun.nio.ch not exported to " + disni.getName();
             }
-            Class<?> bootstrap = Class.forName("jdk.internal.module.ModuleBootstrap");
-            Object mode = bootstrap.getMethod("illegalNativeAccess").invoke(null);
-            if ("DENY".equals(String.valueOf(mode))) {
-                return "--illegal-native-access=deny: native access not granted";
+            if (Runtime.version().feature() >= 22 && !nativeAccessEnabled(disni)) {
+                return "native access not granted to " + disni.getName()
+                        + " (--illegal-native-access=deny, or the JDK refused)";
             }
-            Class.forName("jdk.internal.module.Modules").getMethod("addEnableNativeAccessToAllUnnamed").invoke(null);
             return null;
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            return "cannot open modules for DiSNI: " + e;
+            return "cannot check DiSNI's module access: " + e;
         }
     }
 

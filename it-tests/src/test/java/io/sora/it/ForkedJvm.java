@@ -29,16 +29,23 @@ public final class ForkedJvm implements AutoCloseable {
 
     /** The JDKs to test on: every entry of -Dsora.test.jdks that exists here (at least the running one). */
     public static List<Path> jdks() {
-        List<Path> found = Arrays.stream(System.getProperty("sora.test.jdks", "").split(","))
+        List<Path> listed = Arrays.stream(System.getProperty("sora.test.jdks", "").split(","))
                 .filter(s -> !s.isBlank())
                 .map(Path::of)
-                .filter(p -> Files.isExecutable(p.resolve("bin/java")))
                 .collect(Collectors.toList());
+        List<Path> found = listed.stream().filter(p -> Files.isExecutable(p.resolve("bin/java"))).collect(Collectors.toList());
         if (found.isEmpty()) {
             found.add(Path.of(System.getProperty("java.home")));
         }
+        if (!reported) {
+            reported = true;
+            List<Path> missing = listed.stream().filter(p -> !found.contains(p)).collect(Collectors.toList());
+            System.out.println("[forked-JVM tests] JDKs: " + found + (missing.isEmpty() ? "" : "; missing, skipped: " + missing));
+        }
         return found;
     }
+
+    private static volatile boolean reported;
 
     public static Path agentJar() {
         Path p = Path.of(System.getProperty("sora.agent.jar", "../agent/target/sora-agent.jar"));

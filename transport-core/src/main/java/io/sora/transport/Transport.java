@@ -27,4 +27,23 @@ public interface Transport {
      * {@code options.fallbackWait()}. Never throws; a failure is a {@link PairingResult.Fallback}.
      */
     PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks);
+
+    /**
+     * Client side, right before the TCP connect to {@code server}: announces the pairing request
+     * that will follow (see {@link Announcement}). Null when there is nothing to announce to (no
+     * listener of this medium for that server here, or a medium whose server cannot wait for
+     * announcements). Never throws.
+     */
+    default Announcement announce(InetSocketAddress server, PairingOptions options) {
+        return null;
+    }
+
+    /**
+     * {@link #connect(ConnectionKey, PairingOptions, SocketHooks)} for a connection announced by
+     * {@link #announce}; {@code announced} (maybe null) is taken over: used or closed. Never throws.
+     */
+    default PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
+        if (announced != null) announced.close();
+        return connect(key, options, hooks);
+    }
 }

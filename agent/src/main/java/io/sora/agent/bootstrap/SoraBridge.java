@@ -4,6 +4,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketAddress;
 
 /**
  * The static facade that advice inlined into {@code java.net.Socket} and {@code java.net.ServerSocket}
@@ -28,6 +29,30 @@ public final class SoraBridge {
 
     public static SoraDelegate delegate() {
         return delegate;
+    }
+
+    /** Entry of {@code connect(SocketAddress,int)}: before the TCP connect. */
+    public static void connecting(Socket s, SocketAddress endpoint) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.connecting(s, endpoint);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /** {@code connect(SocketAddress,int)} threw (the exception goes on to the application). */
+    public static void connectFailed(Socket s) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.connectFailed(s);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
     }
 
     public static void connected(Socket s) {

@@ -4,12 +4,21 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketAddress;
 
 /**
  * What the instrumented {@code java.net} methods call, implemented inside the agent class loader.
  * JDK types only. Implementations never throw: the facade guards anyway.
  */
 public interface SoraDelegate {
+    /** Before the TCP connect of {@code socket} to {@code endpoint}. */
+    default void connecting(Socket socket, SocketAddress endpoint) {
+    }
+
+    /** The TCP connect that {@link #connecting} preceded failed. */
+    default void connectFailed(Socket socket) {
+    }
+
     void connected(Socket socket);
 
     InputStream inputStream(Socket socket, InputStream tcp);

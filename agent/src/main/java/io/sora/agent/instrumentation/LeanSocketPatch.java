@@ -21,11 +21,13 @@ import net.bytebuddy.jar.asm.Opcodes;
  * thousand: measured here, the agent's start-up went from ~0.8 s to ~0.25 s and the JIT's backlog of
  * the agent's own code, which competed with the application's first messages, shrank with it.
  *
- * <p>What is inserted (straight-line code, plus one catch-all handler at the end of {@code close()}
+ * <p>What is inserted (straight-line code, plus one catch-all handler at the end of {@code close()} and {@code connect}
  * with its own full frame, so every existing stack map frame stays valid and no class needs loading to
  * compute new ones):
  * <ul>
- *   <li>{@code Socket.connect(SocketAddress,int)}: {@code SoraBridge.connected(this)} before return;</li>
+ *   <li>{@code Socket.connect(SocketAddress,int)}: {@code SoraBridge.connecting(this, endpoint)} first
+ *       (a pairing client announces itself before its TCP connect), {@code SoraBridge.connected(this)}
+ *       before return, {@code SoraBridge.connectFailed(this)} when it throws (rethrown);</li>
  *   <li>{@code Socket.getInputStream()/getOutputStream()}: the returned stream goes through
  *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
  *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
@@ -151,7 +153,13 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
         @Override
         public void visitCode() {
             super.visitCode();
-            if (method.equals("close")) {
+            if (method.equals("connect")) {
+                super.visitVarInsn(Opcodes.ALOAD, 0);
+                super.visitVarInsn(Opcodes.ALOAD, 1);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "connecting",
+                        "(Ljava/net/Socket;Ljava/net/SocketAddress;)V", false);
+            }
+            if (catchAll()) {
                 super.visitLabel(start);
             }
         }
@@ -202,10 +210,16 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                     socket ? "(Ljava/net/Socket;)V" : "(Ljava/net/ServerSocket;)V", false);
         }
 
+        /** Methods whose exceptional exit is hooked too: close (release) and Socket.connect (withdraw). */
+        private boolean catchAll() {
+            return method.equals("close") || (socket && method.equals("connect"));
+        }
+
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
-            if (method.equals("close")) {
-                // catch-all: release the fast path, rethrow what the TCP close threw. Registered after
+            if (catchAll()) {
+                // catch-all: release the fast path (close) or withdraw the announcement (connect),
+                // rethrow what the JDK's code threw. Registered after
                 // the JDK's own handlers (ClassReader visits them right after visitCode), so it comes
                 // last in the exception table and theirs keep precedence; ClassWriter (no COMPUTE_*
                 // flags) accepts labels visited before their try-catch block.
@@ -214,7 +228,11 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 super.visitLabel(handler);
                 super.visitFrame(Opcodes.F_FULL, 1, new Object[] {socket ? SOCKET : SERVER_SOCKET},
                         1, new Object[] {"java/lang/Throwable"});
-                closeCall();
+                if (method.equals("close")) {
+                    closeCall();
+                } else {
+                    self("connectFailed", "(Ljava/net/Socket;)V");
+                }
                 super.visitInsn(Opcodes.ATHROW);
             }
             super.visitMaxs(maxStack + 2, maxLocals);

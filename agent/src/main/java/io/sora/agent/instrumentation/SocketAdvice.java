@@ -18,16 +18,19 @@ public final class SocketAdvice {
     /** {@code connect(SocketAddress, int)}: pair a fast path once the TCP connection exists. */
     public static final class Connect {
         @Advice.OnMethodEnter(suppress = Throwable.class)
-        static void enter(@Advice.This Object self) {
+        static void enter(@Advice.This Socket self, @Advice.Argument(0) java.net.SocketAddress endpoint) {
             if (SoraBridge.methodTrace) {
                 SoraBridge.enter(0, self);
             }
+            SoraBridge.connecting(self, endpoint);
         }
 
         @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
         static void exit(@Advice.This Socket self, @Advice.Thrown Throwable thrown) {
             if (thrown == null) {
                 SoraBridge.connected(self);
+            } else {
+                SoraBridge.connectFailed(self);
             }
             if (SoraBridge.methodTrace) {
                 SoraBridge.exit(1, self, thrown);

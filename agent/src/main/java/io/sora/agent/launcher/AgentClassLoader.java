@@ -3,6 +3,7 @@ package io.sora.agent.launcher;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.instrument.Instrumentation;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -13,7 +14,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -39,6 +42,8 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     private final Path cacheDir;
+    /** The jars with native code, in named modules of their own; null: everything on this class path. */
+    private volatile NativeModules nativeModules;
 
     private AgentClassLoader(URL[] urls, Path cacheDir) {
         super("sora-agent", urls, ClassLoader.getPlatformClassLoader());
@@ -47,23 +52,72 @@ public final class AgentClassLoader extends URLClassLoader {
 
     /** Creates the loader over the inner jars of {@code agentJar}, extracting them if needed. */
     public static AgentClassLoader forAgentJar(File agentJar) throws IOException {
+        return forAgentJar(agentJar, false);
+    }
+
+    /**
+     * @param nativeModules put the jars with native code in named modules of their own (see
+     *                      {@link NativeModules}): the agent, not the command-line tool, whose
+     *                      manifest enables native access for its unnamed modules
+     */
+    static AgentClassLoader forAgentJar(File agentJar, boolean nativeModules) throws IOException {
         Path dir = cacheDir(agentJar);
         List<URL> urls = new ArrayList<>();
+        Map<String, Path> modular = new LinkedHashMap<>();
         try (ZipFile zip = new ZipFile(agentJar)) {
             Enumeration<? extends ZipEntry> entries = zip.entries();
             while (entries.hasMoreElements()) {
                 ZipEntry e = entries.nextElement();
                 String name = e.getName();
                 if (name.startsWith(INNER_PREFIX) && name.endsWith(".jar")) {
-                    Path target = extract(zip, e, dir.resolve(name.substring(INNER_PREFIX.length())));
-                    urls.add(target.toUri().toURL());
+                    String file = name.substring(INNER_PREFIX.length());
+                    Path target = extract(zip, e, dir.resolve(file));
+                    String module = nativeModules ? NativeModules.moduleFor(file) : null;
+                    if (module != null) {
+                        modular.put(module, target);
+                    } else {
+                        urls.add(target.toUri().toURL());
+                    }
                 }
             }
         }
         if (urls.isEmpty()) {
             throw new IOException("no inner jars under " + INNER_PREFIX + " in " + agentJar + " (not a sora agent jar?)");
         }
-        return new AgentClassLoader(urls.toArray(new URL[0]), dir);
+        if (modular.isEmpty()) {
+            return new AgentClassLoader(urls.toArray(new URL[0]), dir);
+        }
+        AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
+        try {
+            loader.nativeModules = NativeModules.define(modular, loader);
+            return loader;
+        } catch (IOException | RuntimeException | LinkageError e) {
+            // no layer on this JVM: all on one class path, as the command-line tool has it
+            for (Path p : modular.values()) {
+                urls.add(p.toUri().toURL());
+            }
+            return new AgentClassLoader(urls.toArray(new URL[0]), dir);
+        }
+    }
+
+    /**
+     * Grants the native-code modules what they need (see {@link NativeModules#grant}); nothing to do
+     * without them.
+     *
+     * @return null, or why not everything was granted
+     */
+    String grantNativeModules(Instrumentation inst) throws Exception {
+        NativeModules n = nativeModules;
+        return n == null ? "no native-code modules" : n.grant(inst);
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+        NativeModules n = nativeModules;
+        if (n != null && n.owns(name)) {
+            return n.loader().loadClass(name);
+        }
+        return super.loadClass(name, resolve);
     }
 
     /** Extracts the bootstrap bridge jar (JDK types only) for the bootstrap class path. */

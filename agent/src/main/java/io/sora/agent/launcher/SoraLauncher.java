@@ -5,9 +5,11 @@ import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Method;
 
 /**
- * The only sora class the application's class loader ever sees. It does as little as possible: it puts
- * the bootstrap bridge on the bootstrap search path, creates the isolated {@link AgentClassLoader} over
- * the agent's inner jars, and hands off to {@code io.sora.agent.SoraAgent} inside it.
+ * The only sora class the application's class loader ever sees. It does as little as possible: it
+ * creates the isolated {@link AgentClassLoader} over the agent's inner jars (those with native code in
+ * named modules of their own, {@link NativeModules}), puts the bootstrap bridge into the boot loader,
+ * and hands off to {@code io.sora.agent.SoraAgent} inside it. It never exports or opens a JDK package
+ * to its own module: that is the application class loader's unnamed module.
  *
  * <p>It never lets a failure escape: the application must start whatever happens to the agent.
  * JDK types only; no logging here (the agent's logging lives behind the agent class loader).
@@ -40,8 +42,13 @@ public final class SoraLauncher {
     private static void start(String args, Instrumentation inst, boolean attached) {
         try {
             File jar = agentJar();
+            AgentClassLoader loader = AgentClassLoader.forAgentJar(jar, true);
             BootstrapInjector.inject(jar, inst);
-            AgentClassLoader loader = AgentClassLoader.forAgentJar(jar);
+            try {
+                loader.grantNativeModules(inst);
+            } catch (Exception | LinkageError e) {
+                // the agent reports what is missing (RdmaModuleAccess): RDMA then stays off, shm waits by spinning
+            }
             Class<?> agent = Class.forName(AGENT_CLASS, true, loader);
             Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class);
             m.invoke(null, args, inst, attached, jar);

@@ -26,7 +26,9 @@ import java.util.stream.Stream;
  * Rows: {@code pp4k} (4 KiB ping-pong from the first round trip; with the bare floor under
  * {@code split}), {@code sample-cold} (the JSOR article's sample in cold JVMs, path proven from the
  * trace), {@code think} (the client computes between round trips), {@code conns} (1, 4, 16
- * connections from one client JVM), {@code hog} (a CPU hog runs beside). Writes {@code field.md} and
+ * connections from one client JVM), {@code hog} (a CPU hog runs beside), {@code setup} (connection
+ * set-up one after another: a client without sora against a server with an accept rule, and both
+ * sides attached). Writes {@code field.md} and
  * {@code field.json}. Exit status 0 when every child ran and verified its data and path, 1 when one
  * failed, 2 on bad options.
  *
@@ -125,6 +127,7 @@ public final class FieldBench {
                 case "think" -> think(placements, cases);
                 case "conns" -> conns(placements, cases);
                 case "hog" -> hog(placements, cases);
+                case "setup" -> setup(placements, cases);
                 default -> throw new IllegalStateException("unknown row " + row);
             }
         }
@@ -253,6 +256,68 @@ public final class FieldBench {
                 hog.kill();
                 live.remove(hog);
             }
+        }
+    }
+
+    /**
+     * Connection set-up, unpinned: {@code accept} (the shm column: only the server has the agent, with an
+     * shm accept rule; every connection must stay on TCP and not wait for a pairing) and {@code both
+     * attached} (the shm column: both sides attached, every connection on shm); the tcp column has no
+     * agent at all.
+     */
+    private void setup(Map<String, Placement> all, List<FieldCase> cases) {
+        int n = o.setupConnections();
+        for (Placement p : rowPlacements("setup", all, "unpinned")) {
+            for (boolean clientAgent : new boolean[] {false, true}) {
+                String setting = (clientAgent ? "both attached" : "accept, client without sora") + ", " + p.label();
+                FieldCase c = new FieldCase("setup", setting, p.label(), false);
+                c.params.putAll(Map.of("connections", n, "client_agent", clientAgent));
+                cases.add(c);
+                System.out.println("\n== setup, " + setting + " (" + describe(p) + "): " + n
+                        + " connections one after another, new Socket() to first 1-byte answer");
+                for (int i = 1; i <= o.pairs; i++) {
+                    c.tcp.add(churn(c, p, n, false, false, i));
+                    c.shm.add(churn(c, p, n, true, clientAgent, i));
+                }
+            }
+        }
+    }
+
+    private FieldCase.Run churn(FieldCase c, Placement p, int n, boolean serverAgent, boolean clientAgent, int pair) {
+        String column = serverAgent ? "shm" : "tcp";
+        String path = serverAgent && clientAgent ? "shm" : "tcp";
+        String tag = c.id() + "-" + pair + "-" + column;
+        long start = System.nanoTime();
+        int port = freePort();
+        ChildProcess server = null;
+        ChildProcess client = null;
+        try {
+            List<String> common = List.of("address=" + LOOPBACK, "port=" + port, "n=" + n, "path=" + path);
+            List<String> sArgs = new ArrayList<>(common);
+            sArgs.add("agent=" + (serverAgent ? "yes" : "no"));
+            server = launch(tag + "-server", p.serverCpu(), serverAgent ? agentOption(tag + "-server", port, true) : List.of(),
+                    FieldChurnServer.class.getName(), sArgs, true);
+            server.awaitLine("READY", deadline(READY_SECONDS));
+            List<String> cArgs = new ArrayList<>(common);
+            cArgs.add("agent=" + (clientAgent ? "yes" : "no"));
+            client = launch(tag + "-client", p.clientCpu(), clientAgent ? agentOption(tag + "-client", port, false) : List.of(),
+                    FieldChurnClient.class.getName(), cArgs, true);
+            client.awaitExit(deadline(o.timeoutSeconds));
+            server.awaitExit(deadline(SERVER_EXIT_SECONDS));
+            if (serverAgent) server.checkStderrFree(AGENT_ERROR);
+            if (clientAgent) client.checkStderrFree(AGENT_ERROR);
+            Map<String, String> r = client.result();
+            String done = server.stdoutLine("DONE served=");
+            if (done == null || !done.equals("DONE served=" + n)) {
+                throw server.failure("served " + done + ", expected " + n + " connections");
+            }
+            String actual = path + (serverAgent && !clientAgent ? " (server attached)" : "");
+            FieldCase.Run run = new FieldCase.Run(column, pair, num(client, r, "median_ns"), num(client, r, "p99_ns"),
+                    num(client, r, "rtps"), true, actual, r, (System.nanoTime() - start) / 1e9);
+            progress(c, run);
+            return run;
+        } finally {
+            end(client, server);
         }
     }
 

@@ -12,7 +12,7 @@ import java.util.Set;
  */
 final class FieldOptions {
     /** The rows, in the order they run and print. */
-    static final List<String> ROWS = List.of("pp4k", "sample-cold", "think", "conns", "hog");
+    static final List<String> ROWS = List.of("pp4k", "sample-cold", "think", "conns", "hog", "setup");
     static final List<String> PLACEMENTS = List.of("unpinned", "split", "same");
 
     static final String USAGE = String.join("\n",
@@ -115,6 +115,10 @@ final class FieldOptions {
     }
 
     /** Round trips of one hog run. */
+    int setupConnections() {
+        return quick ? 100 : 300;
+    }
+
     int hogRoundTrips() {
         return quick ? 2_500 : 10_000;
     }

@@ -282,6 +282,8 @@ final class FieldReport {
             case "think" -> "think: 4 KiB ping-pong, the client computes T µs between round trips (not timed)";
             case "conns" -> "conns: concurrent connections from one client JVM, one thread each";
             case "hog" -> "hog: 4 KiB ping-pong while one thread of another process computes without pause";
+            case "setup" -> "setup: connections one after another, each timed from new Socket() to its first 1-byte answer;"
+                    + " 'accept' = a client without sora against a server with an shm accept rule (the shm column)";
             default -> row;
         };
     }

@@ -181,7 +181,9 @@ public abstract class AbstractSocketSemanticsTest {
         try {
             InputStream in = accepted.getInputStream();
             java.util.concurrent.atomic.AtomicReference<Boolean> closedWhenItFailed = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<Thread> reader = new java.util.concurrent.atomic.AtomicReference<>();
             Future<Integer> read = pool.submit(() -> {
+                reader.set(Thread.currentThread());
                 try {
                     return in.read(new byte[10]);
                 } catch (SocketException e) {
@@ -190,7 +192,7 @@ public abstract class AbstractSocketSemanticsTest {
                     throw e;
                 }
             });
-            Thread.sleep(200);
+            awaitBlockedInRead(reader);
             accepted.close();
             Exception e = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof SocketException, "cause " + e.getCause());
@@ -205,8 +207,12 @@ public abstract class AbstractSocketSemanticsTest {
     void blockedReadSeesEofWhenThePeerCloses() throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<Integer> read = pool.submit(() -> accepted.getInputStream().read(new byte[10]));
-            Thread.sleep(200);
+            java.util.concurrent.atomic.AtomicReference<Thread> reader = new java.util.concurrent.atomic.AtomicReference<>();
+            Future<Integer> read = pool.submit(() -> {
+                reader.set(Thread.currentThread());
+                return accepted.getInputStream().read(new byte[10]);
+            });
+            awaitBlockedInRead(reader);
             client.close();
             assertEquals(-1, read.get(10, TimeUnit.SECONDS));
         } finally {
@@ -375,5 +381,15 @@ public abstract class AbstractSocketSemanticsTest {
             got += n;
         }
         return md.digest();
+    }
+
+    /** Waits (bounded) until the pool thread is blocked inside read(): the condition, not a sleep. */
+    private static void awaitBlockedInRead(java.util.concurrent.atomic.AtomicReference<Thread> reader)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (reader.get() == null && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        io.sora.it.Blocked.awaitBlockedIn(reader.get(), "read");
     }
 }

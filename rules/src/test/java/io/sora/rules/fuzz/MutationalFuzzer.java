@@ -16,14 +16,14 @@ import java.util.SplittableRandom;
  *
  * <p>Not thread-safe; one run per instance.
  */
-final class MutationalFuzzer {
+public final class MutationalFuzzer {
     /** The code under test; returns a short signature of what happened (an error class, a count). */
-    interface Target {
+    public interface Target {
         String run(byte[] input) throws Exception;
     }
 
     /** What a run did, for the test's output and docs/reliability.md. */
-    record Report(long seed, int executions, int corpusSize, int signatures, long millis) {
+    public record Report(long seed, int executions, int corpusSize, int signatures, long millis) {
         @Override
         public String toString() {
             return "seed=" + seed + " executions=" + executions + " corpus=" + corpusSize
@@ -38,7 +38,7 @@ final class MutationalFuzzer {
     private final long seed;
     private final int maxLength;
 
-    MutationalFuzzer(List<byte[]> seeds, List<String> dictionary, long seed, int maxLength) {
+    public MutationalFuzzer(List<byte[]> seeds, List<String> dictionary, long seed, int maxLength) {
         if (seeds.isEmpty()) throw new IllegalArgumentException("at least one seed is needed");
         this.corpus.addAll(seeds);
         this.dictionary = dictionary.stream().map(s -> s.getBytes(StandardCharsets.UTF_8)).toList();
@@ -48,13 +48,13 @@ final class MutationalFuzzer {
     }
 
     /** The seed to use: {@code -Dsora.fuzz.seed} if given (to replay a run), else the clock. */
-    static long seedFromProperty() {
+    public static long seedFromProperty() {
         String s = System.getProperty("sora.fuzz.seed");
         return s == null || s.isBlank() ? System.nanoTime() : Long.parseLong(s.trim());
     }
 
     /** {@code -Dsora.fuzz.seconds} (the soak profile raises it), else {@code defaultSeconds}. */
-    static Duration budgetFromProperty(int defaultSeconds) {
+    public static Duration budgetFromProperty(int defaultSeconds) {
         String s = System.getProperty("sora.fuzz.seconds");
         return Duration.ofSeconds(s == null || s.isBlank() ? defaultSeconds : Long.parseLong(s.trim()));
     }
@@ -63,7 +63,7 @@ final class MutationalFuzzer {
      * Runs every seed, then mutants, until {@code budget} or {@code maxExecutions}. The first
      * exception from the target fails the run with an {@link AssertionError} that shows the input.
      */
-    Report run(Target target, Duration budget, int maxExecutions) {
+    public Report run(Target target, Duration budget, int maxExecutions) {
         long start = System.nanoTime();
         long deadline = start + budget.toNanos();
         int executions = 0;
@@ -88,7 +88,7 @@ final class MutationalFuzzer {
     }
 
     /** The input as Java string literal text, printable for a bug report. */
-    static String show(byte[] input) {
+    public static String show(byte[] input) {
         StringBuilder sb = new StringBuilder("\"");
         for (byte b : input) {
             int c = b & 0xff;

@@ -23,6 +23,14 @@ import java.util.Iterator;
 final class RendezvousListener implements Runnable {
     interface HelloHandler {
         void onHello(SocketChannel channel, Wire.Hello hello);
+
+        /** An ANNOUNCE: a HELLO on this channel will follow the client's TCP connect. Answers NOTED. */
+        default void onAnnounce(SocketChannel channel) throws IOException {
+        }
+
+        /** An announced channel ended (EOF, error, timeout or listener closed) without a HELLO. */
+        default void onWithdrawn(SocketChannel channel) {
+        }
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
@@ -87,10 +95,11 @@ final class RendezvousListener implements Runnable {
         return path;
     }
 
-    /** A HELLO being read: bytes so far and when the connection arrived. */
+    /** A HELLO being read: bytes so far, when the connection arrived, whether it announced itself. */
     private static final class Partial {
         final ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
         final long since = System.nanoTime();
+        boolean announced;
     }
 
     @Override
@@ -124,7 +133,9 @@ final class RendezvousListener implements Runnable {
         SocketChannel ch;
         while ((ch = server.accept()) != null) {
             ch.configureBlocking(false);
-            ch.register(selector, SelectionKey.OP_READ, new Partial());
+            SelectionKey key = ch.register(selector, SelectionKey.OP_READ, new Partial());
+            // An ANNOUNCE is written before the client's TCP connect: answer it now, not a select later.
+            read(key);
         }
     }
 
@@ -132,19 +143,33 @@ final class RendezvousListener implements Runnable {
         SocketChannel ch = (SocketChannel) key.channel();
         Partial p = (Partial) key.attachment();
         try {
-            if (ch.read(p.acc) < 0) throw new IOException("EOF before HELLO");
-            Wire.Message m = Wire.tryDecode(p.acc);
-            if (m == null) {
-                if (!p.acc.hasRemaining()) throw new IOException("HELLO too long");
+            for (;;) {
+                if (ch.read(p.acc) < 0) throw new IOException("EOF before HELLO");
+                Wire.Message m = Wire.tryDecode(p.acc);
+                if (m == null) {
+                    if (!p.acc.hasRemaining()) throw new IOException("HELLO too long");
+                    return;
+                }
+                if (m instanceof Wire.Announce && !p.announced) {
+                    p.announced = true;
+                    handler.onAnnounce(ch);
+                    continue; // a HELLO may follow in the same read
+                }
+                key.cancel();
+                if (!(m instanceof Wire.Hello hello)) throw new IOException("expected HELLO, got " + m.getClass().getSimpleName());
+                if (p.acc.position() != 0) throw new IOException("bytes after HELLO before the OFFER");
+                handler.onHello(ch, hello);
                 return;
             }
+        } catch (IOException | RuntimeException e) {
             key.cancel();
-            if (!(m instanceof Wire.Hello hello)) throw new IOException("expected HELLO, got " + m.getClass().getSimpleName());
-            handler.onHello(ch, hello);
-        } catch (IOException e) {
-            key.cancel();
-            closeQuietly(ch);
+            dropped(ch, p);
         }
+    }
+
+    private void dropped(SocketChannel ch, Partial p) {
+        closeQuietly(ch);
+        if (p.announced) handler.onWithdrawn(ch);
     }
 
     private void dropSlowClients() {
@@ -152,7 +177,7 @@ final class RendezvousListener implements Runnable {
         for (SelectionKey key : selector.keys()) {
             if (key.attachment() instanceof Partial p && now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
                 key.cancel();
-                closeQuietly(key.channel());
+                dropped((SocketChannel) key.channel(), p);
             }
         }
     }
@@ -160,7 +185,9 @@ final class RendezvousListener implements Runnable {
     private void release() {
         // Cancelled keys belong to channels already handed to the binding: leave those open.
         for (SelectionKey key : selector.keys()) {
-            if (key.isValid()) closeQuietly(key.channel());
+            if (!key.isValid()) continue;
+            if (key.attachment() instanceof Partial p) dropped((SocketChannel) key.channel(), p);
+            else closeQuietly(key.channel());
         }
         closeQuietly(selector);
         closeQuietly(server);

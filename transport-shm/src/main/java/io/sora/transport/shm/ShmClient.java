@@ -3,12 +3,15 @@ package io.sora.transport.shm;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
+import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionKey;
+import io.sora.transport.LocalAddresses;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.RingConnection;
 import io.sora.transport.SocketHooks;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -34,25 +37,92 @@ final class ShmClient {
         this.settings = settings;
     }
 
-    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
-        long deadline = System.nanoTime() + options.fallbackWait().toNanos();
-        Path sock = dir.socketPath(key.server().getPort());
-        if (!Files.exists(sock)) return new PairingResult.Fallback("no sora listener at " + sock);
-        SocketChannel ch;
+    /** An announced rendezvous: the channel the HELLO goes on after the TCP connect. */
+    static final class ShmAnnouncement implements Announcement {
+        final SocketChannel channel;
+        final Path socketPath;
+        private volatile boolean taken;
+
+        ShmAnnouncement(SocketChannel channel, Path socketPath) {
+            this.channel = channel;
+            this.socketPath = socketPath;
+        }
+
+        /** The channel, once: null when withdrawn already. */
+        synchronized SocketChannel take() {
+            if (taken || !channel.isOpen()) return null;
+            taken = true;
+            return channel;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (taken) return;
+            taken = true;
+            closeQuietly(channel);
+        }
+    }
+
+    /**
+     * Before the TCP connect to {@code server}: ANNOUNCE on a fresh rendezvous, NOTED back. Null when
+     * no listener of this user serves that port here, or it did not answer in time.
+     */
+    Announcement announce(InetSocketAddress server, PairingOptions options) {
+        if (server.isUnresolved() || !LocalAddresses.isLocal(server.getAddress())) return null;
+        Path sock = dir.socketPath(server.getPort());
+        if (!Files.exists(sock)) return null;
+        SocketChannel ch = null;
         try {
             ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-        } catch (IOException | UnsupportedOperationException e) {
-            return new PairingResult.Fallback("cannot open a Unix-domain socket: " + e.getMessage());
+            ch.connect(UnixDomainSocketAddress.of(sock));
+            PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
+            ch.configureBlocking(false);
+            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
+            Wire.Message reply = readReply(ch, System.nanoTime() + options.fallbackWait().toNanos());
+            if (reply instanceof Wire.Noted) {
+                ShmAnnouncement a = new ShmAnnouncement(ch, sock);
+                ch = null;
+                return a;
+            }
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return null; // the HELLO, if any, goes on a fresh rendezvous
+        } finally {
+            if (ch != null) closeQuietly(ch);
+        }
+    }
+
+    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+        return connect(key, options, hooks, null);
+    }
+
+    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
+        long deadline = System.nanoTime() + options.fallbackWait().toNanos();
+        Path sock = dir.socketPath(key.server().getPort());
+        SocketChannel ch = announced instanceof ShmAnnouncement a && a.socketPath.equals(sock) ? a.take() : null;
+        if (announced != null && ch == null) announced.close();
+        if (ch == null && !LocalAddresses.isLocal(key.server().getAddress())) {
+            return new PairingResult.Fallback("server " + key.server() + " is not on this host (shm pairs JVMs of one host)");
+        }
+        if (ch == null) {
+            if (!Files.exists(sock)) return new PairingResult.Fallback("no sora listener at " + sock);
+            try {
+                ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            } catch (IOException | UnsupportedOperationException e) {
+                return new PairingResult.Fallback("cannot open a Unix-domain socket: " + e.getMessage());
+            }
         }
         boolean keep = false;
         try {
-            try {
-                ch.connect(UnixDomainSocketAddress.of(sock));
-            } catch (IOException e) {
-                return new PairingResult.Fallback("no sora listener at " + sock + " (" + e.getMessage() + ")");
+            if (!ch.isConnected()) {
+                try {
+                    ch.connect(UnixDomainSocketAddress.of(sock));
+                } catch (IOException e) {
+                    return new PairingResult.Fallback("no sora listener at " + sock + " (" + e.getMessage() + ")");
+                }
+                PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
+                ch.configureBlocking(false);
             }
-            PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
-            ch.configureBlocking(false);
             ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(key, options.receiveBufferSize())));
             Wire.Message reply = readReply(ch, deadline);
             if (reply == null) {

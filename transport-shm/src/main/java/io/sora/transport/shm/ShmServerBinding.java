@@ -7,7 +7,7 @@ import io.sora.transport.AcceptPolicy;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
-import io.sora.transport.ProcNetTcp;
+import io.sora.transport.LocalAddresses;
 import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
@@ -23,13 +23,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * The shm listener of one bound server socket. Pairing requests (HELLO) arrive on the rendezvous
  * thread and are answered at once; {@link #awaitPairing} then claims the result for the accepted TCP
  * socket. Each key is decided exactly once, one way: the first of "HELLO registered" and "accept
- * gave up waiting" wins the entry in a {@link ConcurrentHashMap}, so both ends always agree.
+ * decided TCP" wins the entry in a {@link ConcurrentHashMap}, so both ends always agree.
+ *
+ * <p>Accept never waits for a client that will not pair. A pairing client announces itself (ANNOUNCE,
+ * answered NOTED by the rendezvous thread) <em>before</em> its TCP connect, and sends its HELLO after
+ * it. So when {@code accept()} returns a connection with no HELLO registered, the only clients that
+ * may still send one are those announced at that moment; {@link #awaitPairing} waits until each of
+ * them has sent its HELLO or gone (microseconds: they are mid-connect), never for the pairing wait
+ * as such. With none announced, a connection is TCP at once: a client without sora pays nothing.
  */
 final class ShmServerBinding implements ServerBinding {
     /** How long a "this key is TCP" mark outlives its last use; it only has to outlast late requests. */
     static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
-    /** How long the /proc/net/tcp check may retry while the TCP handshake completes. */
-    static final long PROC_CHECK_MILLIS = 20;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What the map holds per key: a pairing under way, or a verdict of TCP. */
@@ -42,7 +47,11 @@ final class ShmServerBinding implements ServerBinding {
     private final Tracer tracer;
     private final ShmSettings settings;
     private final ConcurrentHashMap<ConnectionKey, Object> entries = new ConcurrentHashMap<>();
+    /** Rendezvous channels that announced a pairing and have not sent their HELLO yet. */
+    private final java.util.Set<SocketChannel> announced = ConcurrentHashMap.newKeySet();
     private final Object arrivals = new Object();
+    /** Accepting threads in {@code arrivals.wait}; guarded by {@code arrivals}. */
+    private int waiting;
     private final RendezvousListener listener;
     private volatile boolean closed;
     private volatile long lastSweepNanos = System.nanoTime();
@@ -54,7 +63,7 @@ final class ShmServerBinding implements ServerBinding {
         this.policy = policy;
         this.tracer = tracer;
         this.settings = settings;
-        this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), this::onHello);
+        this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler);
     }
 
     RendezvousListener listener() {
@@ -62,6 +71,37 @@ final class ShmServerBinding implements ServerBinding {
     }
 
     // ---- rendezvous thread ----
+
+    private final RendezvousListener.HelloHandler handler = new RendezvousListener.HelloHandler() {
+        @Override
+        public void onHello(SocketChannel channel, Wire.Hello hello) {
+            try {
+                ShmServerBinding.this.onHello(channel, hello);
+            } finally {
+                // after the entry (if any) is in the map: a waiting accept sees one or the other
+                withdrawn(channel);
+            }
+        }
+
+        @Override
+        public void onAnnounce(SocketChannel channel) throws IOException {
+            announced.add(channel);
+            writeFully(channel, Wire.encode(new Wire.Noted()));
+        }
+
+        @Override
+        public void onWithdrawn(SocketChannel channel) {
+            withdrawn(channel);
+        }
+    };
+
+    private void withdrawn(SocketChannel channel) {
+        if (announced.remove(channel)) {
+            synchronized (arrivals) {
+                arrivals.notifyAll();
+            }
+        }
+    }
 
     private void onHello(SocketChannel ch, Wire.Hello hello) {
         sweep(System.nanoTime());
@@ -84,6 +124,9 @@ final class ShmServerBinding implements ServerBinding {
             return;
         }
         if (decision instanceof AcceptPolicy.Refuse r) {
+            // the key is checked: the accept side reports the same reason
+            long now = System.nanoTime();
+            entries.putIfAbsent(key, new TcpMark(now, now, r.reason()));
             refuse(ch, r.reason());
             return;
         }
@@ -117,8 +160,19 @@ final class ShmServerBinding implements ServerBinding {
             return "pairing request for " + key.server() + " reached the listener bound to " + bound;
         }
         Segment.checkRing("client receive", hello.receiveRing());
-        if (!ProcNetTcp.awaitConnection(key, PROC_CHECK_MILLIS)) {
-            return "no TCP connection " + key + " ends at this host (checked /proc/net/tcp and tcp6)";
+        // The requester is a process of this user on this host (checked above); the connection it
+        // names must start at this host too. Only a connection accept() returns with exactly this key
+        // ever claims the pairing, so a key naming no connection costs one unclaimed entry until the
+        // requester closes its rendezvous. (An exact check, that the requester owns the TCP socket,
+        // would need sock_diag and /proc/<pid>/fd: a same-user process can read the server anyway.)
+        if (!LocalAddresses.isLocal(key.server().getAddress())) {
+            // a client whose rule names another host on this port: its connection never reaches here
+            return "server address " + key.server().getAddress().getHostAddress() + " of " + key
+                    + " is not an address of this host";
+        }
+        if (!LocalAddresses.isLocal(key.client().getAddress())) {
+            return "client address " + key.client().getAddress().getHostAddress() + " of " + key
+                    + " is not an address of this host";
         }
         return null;
     }
@@ -192,7 +246,7 @@ final class ShmServerBinding implements ServerBinding {
             Object e = awaitEntry(key, start, wait);
             if (e instanceof TcpMark m) {
                 return new PairingResult.Fallback(closed ? "shm listener closed"
-                        : m.reason() != null ? m.reason() : "no pairing request within " + wait.toMillis() + " ms");
+                        : m.reason() != null ? m.reason() : noRequest(start, wait));
             }
             return claim(key, (PendingPairing) e, wait, hooks);
         } catch (InterruptedException ie) {
@@ -204,16 +258,33 @@ final class ShmServerBinding implements ServerBinding {
         }
     }
 
-    /** Waits for the key's entry; when none comes in time, atomically marks the key TCP. */
+    /**
+     * Waits for the key's entry while a client announced before this call may still send it (each of
+     * them sends its HELLO or goes within its TCP connect), at most {@code wait}; then atomically marks
+     * the key TCP if no entry came.
+     */
     private Object awaitEntry(ConnectionKey key, long start, Duration wait) throws InterruptedException {
         long deadline = start + wait.toNanos();
+        java.util.Set<SocketChannel> pending = null;
         synchronized (arrivals) {
             for (;;) {
                 Object e = entries.get(key);
                 if (e != null || closed) break;
+                if (pending == null) {
+                    if (announced.isEmpty()) break;
+                    pending = new java.util.HashSet<>(announced);
+                } else {
+                    pending.retainAll(announced);
+                    if (pending.isEmpty()) break;
+                }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) break;
-                arrivals.wait(Math.max(1, left / 1_000_000L));
+                waiting++;
+                try {
+                    arrivals.wait(Math.max(1, left / 1_000_000L));
+                } finally {
+                    waiting--;
+                }
             }
         }
         return entries.compute(key, (k, v) -> {
@@ -223,6 +294,12 @@ final class ShmServerBinding implements ServerBinding {
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(System.nanoTime(), start, null);
         });
+    }
+
+    private static String noRequest(long start, Duration wait) {
+        long waited = System.nanoTime() - start;
+        return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms"
+                : "client announced no pairing (no sora, or no shm rule for this server)";
     }
 
     private PairingResult claim(ConnectionKey key, PendingPairing p, Duration wait, SocketHooks hooks)
@@ -273,6 +350,13 @@ final class ShmServerBinding implements ServerBinding {
             listener.join(2000);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Accepting threads waiting for an announced client right now (tests). */
+    int waitingAccepts() {
+        synchronized (arrivals) {
+            return waiting;
         }
     }
 

@@ -4,6 +4,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Announcement;
 import io.sora.transport.Availability;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
@@ -175,6 +176,26 @@ public final class ShmTransport implements Transport {
             return client.connect(Objects.requireNonNull(key, "key"), Objects.requireNonNull(options, "options"),
                     Objects.requireNonNull(hooks, "hooks"));
         } catch (RuntimeException e) {
+            return new PairingResult.Fallback("shm pairing failed: " + e);
+        }
+    }
+
+    @Override
+    public Announcement announce(InetSocketAddress server, PairingOptions options) {
+        try {
+            return availability().isAvailable() ? client.announce(server, options) : null;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
+        try {
+            return client.connect(Objects.requireNonNull(key, "key"), Objects.requireNonNull(options, "options"),
+                    Objects.requireNonNull(hooks, "hooks"), announced);
+        } catch (RuntimeException e) {
+            if (announced != null) announced.close();
             return new PairingResult.Fallback("shm pairing failed: " + e);
         }
     }

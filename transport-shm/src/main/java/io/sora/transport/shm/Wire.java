@@ -19,8 +19,14 @@ import java.nio.charset.StandardCharsets;
  *            i64 server connection id (for trace correlation)
  * NO     (3) u16 n, n bytes UTF-8 reason
  * COMMIT (4) empty
+ * ANNOUNCE (5) empty: sent before the client's TCP connect (see {@link io.sora.transport.Announcement})
+ * NOTED  (6) empty: the server's answer to ANNOUNCE; the client connects over TCP only after it
  * </pre>
+ * A client sends ANNOUNCE, waits for NOTED, connects over TCP, then sends HELLO on the same socket
+ * (or HELLO alone on a fresh socket: the server pairs it only if it arrives before accept() decided).
  * After COMMIT the socket carries only one-byte doorbells (any value) until it is closed.
+ * ANNOUNCE and NOTED were added within version 1: a listener that predates them drops the channel on
+ * ANNOUNCE, and the client then falls back to TCP.
  */
 final class Wire {
     static final int MAGIC = 0x534F5241; // "SORA"
@@ -30,6 +36,8 @@ final class Wire {
     private static final byte OFFER = 2;
     private static final byte NO = 3;
     private static final byte COMMIT = 4;
+    private static final byte ANNOUNCE = 5;
+    private static final byte NOTED = 6;
     private static final int PREAMBLE = 4 + 2 + 1;
     /** The whole COMMIT frame length, which the server parses byte by byte. */
     static final int COMMIT_FRAME_SIZE = 2 + PREAMBLE;
@@ -37,7 +45,7 @@ final class Wire {
     private Wire() {
     }
 
-    sealed interface Message permits Hello, Offer, No, Commit {}
+    sealed interface Message permits Hello, Offer, No, Commit, Announce, Noted {}
 
     record Hello(ConnectionKey key, int receiveRing) implements Message {}
 
@@ -47,6 +55,10 @@ final class Wire {
     record No(String reason) implements Message {}
 
     record Commit() implements Message {}
+
+    record Announce() implements Message {}
+
+    record Noted() implements Message {}
 
     /** Encodes a frame, ready to write (position 0, limit at its end). */
     static ByteBuffer encode(Message m) {
@@ -65,6 +77,10 @@ final class Wire {
         } else if (m instanceof No n) {
             b.put(NO);
             putString(b, n.reason());
+        } else if (m instanceof Announce) {
+            b.put(ANNOUNCE);
+        } else if (m instanceof Noted) {
+            b.put(NOTED);
         } else {
             b.put(COMMIT);
         }
@@ -106,6 +122,8 @@ final class Wire {
                 }
                 case NO -> m = new No(getString(f));
                 case COMMIT -> m = new Commit();
+                case ANNOUNCE -> m = new Announce();
+                case NOTED -> m = new Noted();
                 default -> throw new ProtocolException("unknown message type " + type);
             }
             if (f.hasRemaining()) throw new ProtocolException(f.remaining() + " extra bytes after message type " + type);

@@ -1,6 +1,7 @@
 package io.sora.transport.shm;
 
 import io.sora.trace.Tracer;
+import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
@@ -19,10 +20,14 @@ public final class ChildClient {
 
     public static void main(String[] args) throws Exception {
         ShmTransport t = new ShmTransport(new ShmSettings(Path.of(args[0]), 100), Tracer.OFF);
-        Socket s = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(args[1]));
+        InetSocketAddress server = new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(args[1]));
+        PairingOptions options = new PairingOptions(4096, 4096, Duration.ofSeconds(10));
+        // as the agent does: announce, connect over TCP, then pair
+        Announcement announced = t.announce(server, options);
+        Socket s = new Socket(server.getAddress(), server.getPort());
         TestHooks hooks = new TestHooks();
         PairingResult r = t.connect(new ConnectionKey((InetSocketAddress) s.getLocalSocketAddress(),
-                (InetSocketAddress) s.getRemoteSocketAddress()), new PairingOptions(4096, 4096, Duration.ofSeconds(10)), hooks);
+                (InetSocketAddress) s.getRemoteSocketAddress()), options, hooks, announced);
         if (!(r instanceof PairingResult.Paired p)) {
             System.out.println("FALLBACK " + r);
             System.exit(2);

@@ -81,7 +81,7 @@ class ShmPairingTest {
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks());
             assertEquals(why, assertInstanceOf(PairingResult.Fallback.class, c).reason());
             PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), Duration.ofMillis(30), new TestHooks());
-            assertEquals("no pairing request within 30 ms", assertInstanceOf(PairingResult.Fallback.class, s).reason());
+            assertEquals(why, assertInstanceOf(PairingResult.Fallback.class, s).reason());
         }
     }
 
@@ -98,13 +98,44 @@ class ShmPairingTest {
     }
 
     @Test
-    void aKeyThatNamesNoTcpConnectionHereIsRefused() throws Exception {
+    void aRequestNamingAnotherHostsServerOnThisPortIsRefused() throws Exception {
+        // a client whose rule names a remote host that uses the same port: its TCP connection never
+        // reaches this listener, so a pairing would swallow its bytes
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            ConnectionKey bogus = new ConnectionKey(new InetSocketAddress("127.0.0.1", 1),
+            int port = fx.serverSocket.getLocalPort();
+            InetAddress remote = InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 7});
+            ConnectionKey key = new ConnectionKey(new InetSocketAddress(InetAddress.getLoopbackAddress(), 40000),
+                    new InetSocketAddress(remote, port));
+            assertInstanceOf(PairingResult.Fallback.class, fx.transport.connect(key, fx.clientOptions(), new TestHooks()));
+            // and a client that sends it anyway, bypassing its own check, is refused by a listener bound
+            // to the wildcard address (one bound to an address refuses every other address anyway)
+            int other;
+            try (ServerSocket free = new ServerSocket(0)) {
+                other = free.getLocalPort();
+            }
+            ServerBinding wildcard = fx.transport.listen(new InetSocketAddress(other),
+                    k -> new AcceptPolicy.Allow(new PairingOptions(4096, 4096, ShmFixture.WAIT)));
+            try (SocketChannel ch = rendezvous(fx.transport, other)) {
+                ConnectionKey elsewhere = new ConnectionKey(key.client(), new InetSocketAddress(remote, other));
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(elsewhere, 128)));
+                Wire.No no = assertInstanceOf(Wire.No.class, readFrame(ch));
+                assertTrue(no.reason().startsWith("server address 192.0.2.7 of "), no.reason());
+            } finally {
+                wildcard.close();
+            }
+            assertEquals(List.of(), segments(fx.transport.directory()));
+        }
+    }
+
+    @Test
+    void aKeyWhoseClientIsNotOnThisHostIsRefused() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            // 192.0.2.1: TEST-NET-1, never an address of this host
+            ConnectionKey bogus = new ConnectionKey(new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 1}), 1),
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), fx.serverSocket.getLocalPort()));
             PairingResult c = fx.transport.connect(bogus, fx.clientOptions(), new TestHooks());
             String reason = assertInstanceOf(PairingResult.Fallback.class, c).reason();
-            assertTrue(reason.startsWith("no TCP connection /127.0.0.1:1->"), reason);
+            assertTrue(reason.startsWith("client address 192.0.2.1 of /192.0.2.1:1->"), reason);
             assertEquals(List.of(), segments(fx.transport.directory()));
         }
     }

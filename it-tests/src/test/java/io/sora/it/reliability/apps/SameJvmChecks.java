@@ -133,7 +133,7 @@ public final class SameJvmChecks {
             return v + " interrupted=" + Thread.currentThread().isInterrupted();
         }, virtual);
         Thread t = (Thread) r[0];
-        Thread.sleep(300); // a TCP read is RUNNABLE in the kernel, a shm read parked: just give it time to block
+        io.sora.it.Blocked.awaitBlockedIn(t, "read"); // blocked in the kernel (TCP), parked or on a futex (shm)
         t.interrupt();
         t.join(500);
         System.out.println("INTERRUPT_" + kind + "_RETURNED_AT_ONCE " + !t.isAlive());

@@ -1,5 +1,7 @@
 package io.sora.transport.shm.fuzz;
 
+import io.sora.rules.fuzz.MutationalFuzzer;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -1,0 +1,185 @@
+package io.sora.agent.launcher;
+
+import java.io.IOException;
+import java.lang.instrument.Instrumentation;
+import java.lang.module.Configuration;
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReader;
+import java.lang.module.ModuleReference;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+/**
+ * The agent's jars with native code, each in a named module of its own: DiSNI ({@code System.loadLibrary}
+ * and its native methods) and sora's transport core ({@code libsora}'s futex calls). JDK 22+ keeps the
+ * native-access flag for <em>all</em> unnamed modules together, so granting it to the agent's unnamed
+ * module would grant it to the application too; a named module's flag is its own. The modules export
+ * their packages (the rest of the agent uses them) but open none, so no code outside can define a
+ * class into them, and they read the agent's unnamed module (SLF4J) and the JDK, as class-path code does.
+ */
+final class NativeModules {
+    /** Jar file name prefix (under {@code sora/inst/}) to module name. */
+    static final Map<String, String> MODULES = Map.of("disni-", "sora.disni", "sora-transport-core-", "sora.transport.core");
+
+    private final Loader loader;
+    private final Set<String> packages;
+    private final Map<String, Module> modules;
+
+    private NativeModules(Loader loader, Set<String> packages, Map<String, Module> modules) {
+        this.loader = loader;
+        this.packages = packages;
+        this.modules = modules;
+    }
+
+    /** The module name for a nested jar, or null if that jar stays on the agent's class path. */
+    static String moduleFor(String jarFileName) {
+        for (Map.Entry<String, String> e : MODULES.entrySet()) {
+            if (jarFileName.startsWith(e.getKey())) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** Defines a module layer over {@code jars} (module name to jar), loaded by one loader under {@code agent}. */
+    static NativeModules define(Map<String, Path> jars, AgentClassLoader agent) throws IOException {
+        Map<String, ModuleReference> refs = new LinkedHashMap<>();
+        Set<String> allPackages = new HashSet<>();
+        URL[] urls = new URL[jars.size()];
+        int i = 0;
+        for (Map.Entry<String, Path> e : jars.entrySet()) {
+            Set<String> pkgs = packagesOf(e.getValue());
+            allPackages.addAll(pkgs);
+            ModuleDescriptor.Builder b = ModuleDescriptor.newModule(e.getKey()).requires("java.base");
+            pkgs.forEach(b::exports);
+            refs.put(e.getKey(), new JarReference(b.build(), e.getValue()));
+            urls[i++] = e.getValue().toUri().toURL();
+        }
+        ModuleFinder finder = new ModuleFinder() {
+            @Override
+            public Optional<ModuleReference> find(String name) {
+                return Optional.ofNullable(refs.get(name));
+            }
+
+            @Override
+            public Set<ModuleReference> findAll() {
+                return Set.copyOf(refs.values());
+            }
+        };
+        Set<String> frozen = Set.copyOf(allPackages);
+        Loader loader = new Loader(urls, agent, frozen);
+        Configuration cf = ModuleLayer.boot().configuration().resolve(finder, ModuleFinder.of(), refs.keySet());
+        ModuleLayer.Controller controller = ModuleLayer.defineModules(cf, List.of(ModuleLayer.boot()), n -> loader);
+        Map<String, Module> modules = new HashMap<>();
+        for (String name : refs.keySet()) {
+            Module m = controller.layer().findModule(name).orElseThrow();
+            controller.addReads(m, agent.getUnnamedModule());
+            for (Module jdk : ModuleLayer.boot().modules()) {
+                controller.addReads(m, jdk);
+            }
+            modules.put(name, m);
+        }
+        return new NativeModules(loader, frozen, Map.copyOf(modules));
+    }
+
+    boolean owns(String className) {
+        int dot = className.lastIndexOf('.');
+        return dot > 0 && packages.contains(className.substring(0, dot));
+    }
+
+    ClassLoader loader() {
+        return loader;
+    }
+
+    /**
+     * What the native code needs from the JDK, to these modules alone: DiSNI reads
+     * {@code sun.nio.ch.DirectBuffer.address()}; on JDK 22+ both modules get native access.
+     *
+     * @return null, or why native access was not granted
+     */
+    String grant(Instrumentation inst) throws Exception {
+        Module disni = modules.get("sora.disni");
+        if (disni != null) {
+            inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.of(disni)), Map.of(),
+                    Set.of(), Map.of());
+        }
+        if (Runtime.version().feature() < 22) {
+            return null;
+        }
+        return (String) JdkInternals.call(inst, Set.of("jdk.internal.module", "jdk.internal.access"),
+                "enableNativeAccess", Set.class, Set.copyOf(modules.values()));
+    }
+
+    private static Set<String> packagesOf(Path jar) throws IOException {
+        Set<String> out = new TreeSet<>();
+        try (ZipFile zip = new ZipFile(jar.toFile())) {
+            zip.stream().map(ZipEntry::getName)
+                    .filter(n -> n.endsWith(".class") && n.indexOf('/') > 0 && !n.startsWith("META-INF/"))
+                    .forEach(n -> out.add(n.substring(0, n.lastIndexOf('/')).replace('/', '.')));
+        }
+        return out;
+    }
+
+    /** The descriptor is all the layer needs: classes and resources come from {@link Loader}. */
+    private static final class JarReference extends ModuleReference {
+        JarReference(ModuleDescriptor descriptor, Path jar) {
+            super(descriptor, jar.toUri());
+        }
+
+        @Override
+        public ModuleReader open() throws IOException {
+            throw new IOException("read through the sora native-code loader, not the module reader");
+        }
+    }
+
+    /** Loads the modules' packages itself (never from its parent, the agent loader, which sends them here). */
+    private static final class Loader extends URLClassLoader {
+        static {
+            registerAsParallelCapable();
+        }
+
+        private final AgentClassLoader agent;
+        private final Set<String> packages;
+
+        Loader(URL[] urls, AgentClassLoader agent, Set<String> packages) {
+            super("sora-native", urls, agent);
+            this.agent = agent;
+            this.packages = packages;
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            int dot = name.lastIndexOf('.');
+            if (dot <= 0 || !packages.contains(name.substring(0, dot))) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                if (c == null) {
+                    c = findClass(name);
+                }
+                if (resolve) {
+                    resolveClass(c);
+                }
+                return c;
+            }
+        }
+
+        @Override
+        protected String findLibrary(String libname) {
+            return agent.findLibrary(libname);
+        }
+    }
+}

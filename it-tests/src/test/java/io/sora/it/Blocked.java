@@ -1,0 +1,41 @@
+package io.sora.it;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Waits on the condition "this thread is blocked inside a read", instead of sleeping and hoping: a TCP
+ * read is RUNNABLE in a native frame (or, on a virtual thread, unmounted: WAITING); a shm read parks
+ * (WAITING) or sleeps on a futex (RUNNABLE in a native frame) once its spin phase is over.
+ */
+public final class Blocked {
+    private Blocked() {
+    }
+
+    /** Waits until {@code t} is blocked with a frame named {@code method} on its stack; fails after 10 s. */
+    public static void awaitBlockedIn(Thread t, String method) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!isBlockedIn(t, method)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(t + " not blocked in " + method + "(): " + t.getState() + " "
+                        + java.util.Arrays.toString(t.getStackTrace()));
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    static boolean isBlockedIn(Thread t, String method) {
+        Thread.State s = t.getState();
+        StackTraceElement[] stack = t.getStackTrace();
+        if (stack.length == 0) {
+            return false;
+        }
+        boolean inMethod = false;
+        for (StackTraceElement e : stack) {
+            inMethod |= e.getMethodName().equals(method);
+        }
+        boolean blocked = s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING || s == Thread.State.BLOCKED
+                || s == Thread.State.RUNNABLE && stack[0].isNativeMethod();
+        return inMethod && blocked;
+    }
+}

@@ -1,0 +1,120 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.sora.transport.Announcement;
+import io.sora.transport.PairingResult;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Accept decides at once for a client that will not pair, and waits only for clients that announced
+ * themselves before their TCP connect. Assertions are on results and reasons; the accept wait as such
+ * is a benchmark row ({@code FieldBench} accept), never timed here. {@link ShmFixture#WAIT} is 5 s, so
+ * a binding that fell back to waiting it out would give "no pairing request within 5000 ms".
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ShmAnnounceTest {
+    private static final String NOT_ANNOUNCED = "client announced no pairing (no sora, or no shm rule for this server)";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aConnectionNobodyAnnouncedIsTcpAtOnce() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Socket[] t = fx.tcp();
+            PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, s).reason());
+            // the client's late request is refused, so both ends agree on TCP
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks());
+            assertInstanceOf(PairingResult.Fallback.class, c);
+        }
+    }
+
+    @Test
+    void anAnnouncedClientWhoseHelloComesAfterAcceptIsAwaitedAndPaired() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(a, "a listener is there: the announcement is noted");
+            Socket[] t = fx.tcp();
+            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            awaitWaiting(fx);
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            assertInstanceOf(PairingResult.Paired.class, c).connection().close();
+            assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection().close();
+        }
+    }
+
+    @Test
+    void aPlainClientAcceptedWhileAnotherIsAnnouncedWaitsOnlyUntilThatOneSentItsHello() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(a);
+            Socket[] plain = fx.tcp();
+            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
+            awaitWaiting(fx);
+            Socket[] paired = fx.tcp();
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(paired[0]), fx.clientOptions(), new TestHooks(), a);
+            assertInstanceOf(PairingResult.Paired.class, c).connection().close();
+            PairingResult s = server.get(10, TimeUnit.SECONDS);
+            assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, s).reason());
+        }
+    }
+
+    @Test
+    void aWithdrawnAnnouncementReleasesTheWaitingAccept() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(a);
+            Socket[] plain = fx.tcp();
+            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
+            awaitWaiting(fx);
+            a.close(); // the announcing client's connect failed
+            PairingResult s = server.get(10, TimeUnit.SECONDS);
+            assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, s).reason());
+        }
+    }
+
+    @Test
+    void nothingIsAnnouncedToAPortWithoutListener() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            int other = ShmFixtureSupport.freePort();
+            assertNull(fx.transport.announce(new InetSocketAddress(fx.serverSocket.getInetAddress(), other), fx.clientOptions()));
+        }
+    }
+
+    private static InetSocketAddress address(ShmFixture fx) {
+        return (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+    }
+
+    /** Until an accepting thread waits on the binding (a condition, not a sleep). */
+    private static void awaitWaiting(ShmFixture fx) throws InterruptedException {
+        ShmServerBinding b = (ShmServerBinding) fx.binding;
+        for (int i = 0; i < 10_000 && b.waitingAccepts() == 0; i++) {
+            Thread.sleep(1);
+        }
+        assertEquals(1, b.waitingAccepts(), "an accepting thread should be waiting for the announced client");
+    }
+
+    /** A port nobody listens on (bound then released). */
+    static final class ShmFixtureSupport {
+        static int freePort() throws java.io.IOException {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+                return s.getLocalPort();
+            }
+        }
+    }
+}
