@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One RDMA CM event channel and the daemon thread that reads it ({@code getCmEvent} with a bounded
@@ -24,6 +25,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <p>DiSNI keeps the ids of a channel in an unsynchronised {@code HashMap}; ids created by other
  * threads while this one reads events would race on it, so the map is replaced with a synchronised
  * one when possible ({@link #createId()} also serialises creation).
+ *
+ * <p>Errors: sora's {@code _getCmEvent} returns -2 on error and DiSNI turns that into null, as for a
+ * timeout, so an empty return that came back well before its timeout (or at all, for a wait without
+ * one) counts as an error. Errors back off (1 ms doubling to {@link #MAX_BACKOFF_MILLIS}); after
+ * {@link #MAX_ERRORS} in a row, or an exception, the loop ends, releases the channel and tells every
+ * registered handler ({@link Handler#onLoopFailed}), so pending pairings fail with the reason
+ * instead of the thread spinning hot.
  */
 final class CmLoop {
     /** Receives the events of one CM id, on the loop thread. */
@@ -34,28 +42,68 @@ final class CmLoop {
         default long conn() {
             return 0;
         }
+
+        /** The loop ended on an error: no more events will come for this id. */
+        default void onLoopFailed(String reason) {
+        }
+    }
+
+    /** Where the events come from: the CM event channel (tests use a fake). */
+    interface EventSource {
+        /** The next event, waiting up to {@code timeoutMillis} ({@code < 0}: forever); null on timeout or error. */
+        RdmaCmEvent next(int timeoutMillis) throws IOException;
+
+        void close();
     }
 
     private final RdmaEventChannel channel;
+    private final EventSource source;
     private volatile Tracer tracer;
     private final Handler requests;
     private final int timeoutMillis;
-    private final Map<RdmaCmId, Handler> handlers = new ConcurrentHashMap<>();
+    private final Map<Object, Handler> handlers = new ConcurrentHashMap<>();
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Map<Long, Object> idMap;
     private final Thread thread;
     private volatile boolean closing;
+    private volatile String failure;
+    static final int MAX_ERRORS = 10;
+    static final long MAX_BACKOFF_MILLIS = 100;
 
     /**
      * @param requests      handler of CONNECT_REQUEST events (listeners), or null
      * @param timeoutMillis how long one wait for an event may block (-1: forever, for loops that never end)
      */
     CmLoop(String name, Tracer tracer, Handler requests, int timeoutMillis) throws IOException {
-        this.channel = RdmaEventChannel.createEventChannel();
+        this(name, tracer, requests, timeoutMillis, RdmaEventChannel.createEventChannel());
+    }
+
+    private CmLoop(String name, Tracer tracer, Handler requests, int timeoutMillis, RdmaEventChannel channel) {
+        this(name, tracer, requests, timeoutMillis, channel, new EventSource() {
+            @Override
+            public RdmaCmEvent next(int timeout) throws IOException {
+                return channel.getCmEvent(timeout);
+            }
+
+            @Override
+            public void close() {
+                try {
+                    channel.destroyEventChannel();
+                } catch (IOException | RuntimeException e) {
+                    // the process is going anyway
+                }
+            }
+        });
+    }
+
+    /** A loop on {@code source}; {@code channel} (null in tests) is where {@link #createId()} creates ids. */
+    CmLoop(String name, Tracer tracer, Handler requests, int timeoutMillis, RdmaEventChannel channel, EventSource source) {
+        this.channel = channel;
+        this.source = source;
         this.tracer = tracer;
         this.requests = requests;
         this.timeoutMillis = timeoutMillis;
-        this.idMap = synchronizeIdMap(channel);
+        this.idMap = channel == null ? null : synchronizeIdMap(channel);
         this.thread = new Thread(this::run, name);
         thread.setDaemon(true);
         thread.start();
@@ -109,8 +157,16 @@ final class CmLoop {
         return channel.createId(RdmaCm.RDMA_PS_TCP);
     }
 
-    void register(RdmaCmId id, Handler h) {
+    /** Routes the events of {@code id} (an {@link RdmaCmId}) to {@code h}. */
+    void register(Object id, Handler h) {
         handlers.put(id, h);
+        String f = failure;
+        if (f != null && handlers.remove(id, h)) h.onLoopFailed(f); // the loop is gone: no event will come
+    }
+
+    /** Why the loop ended on an error, or null while it runs (or ended normally). */
+    String failure() {
+        return failure;
     }
 
     /** Forgets {@code id} and destroys it (its events stop; the kernel rejects a pending request). */
@@ -139,23 +195,62 @@ final class CmLoop {
 
     private void run() {
         try {
+            int errors = 0;
             while (!(closing && handlers.isEmpty())) {
-                RdmaCmEvent event = channel.getCmEvent(closing ? 200 : timeoutMillis);
+                int wait = closing ? 200 : timeoutMillis;
+                long start = System.nanoTime();
+                RdmaCmEvent event = source.next(wait);
+                long elapsed = System.nanoTime() - start;
                 Runnable t;
                 while ((t = tasks.poll()) != null) t.run();
-                if (event != null) dispatch(event);
+                if (event != null) {
+                    errors = 0;
+                    dispatch(event);
+                } else if (wait < 0 || (wait > 0 && elapsed < wait * 500_000L)) {
+                    // no event long before the timeout (or without one): rdma_get_cm_event failed
+                    if (++errors >= MAX_ERRORS) {
+                        fail("rdma_get_cm_event failed " + errors + " times in a row (the CM event channel is broken)");
+                        return;
+                    }
+                    LockSupport.parkNanos(Math.min(MAX_BACKOFF_MILLIS, 1L << (errors - 1)) * 1_000_000L);
+                } else {
+                    errors = 0;
+                }
             }
         } catch (IOException | RuntimeException e) {
-            if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, 0, "rdma", "CM event loop failed: " + e, null);
+            fail("CM event loop failed: " + e);
         } finally {
             Runnable t;
             while ((t = tasks.poll()) != null) t.run();
+            source.close();
+        }
+    }
+
+    private void fail(String why) {
+        failure = "RDMA CM event channel failed: " + why;
+        closing = true;
+        if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, 0, "rdma", failure, null);
+        for (Map.Entry<Object, Handler> e : handlers.entrySet()) {
+            if (!handlers.remove(e.getKey(), e.getValue())) continue;
             try {
-                channel.destroyEventChannel();
-            } catch (IOException | RuntimeException e) {
-                // the process is going anyway
+                e.getValue().onLoopFailed(failure);
+            } catch (RuntimeException x) {
+                if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, e.getValue().conn(), "rdma", "handler failed: " + x, null);
             }
         }
+        if (requests != null) {
+            try {
+                requests.onLoopFailed(failure);
+            } catch (RuntimeException x) {
+                // the listener falls back anyway
+            }
+        }
+    }
+
+    /** Waits up to {@code millis} for the loop thread to end; whether it has. */
+    boolean awaitEnd(long millis) throws InterruptedException {
+        thread.join(millis);
+        return !thread.isAlive();
     }
 
     private void dispatch(RdmaCmEvent event) {

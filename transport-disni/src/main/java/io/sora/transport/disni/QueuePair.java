@@ -1,45 +1,25 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvCQ;
-import com.ibm.disni.verbs.IbvCompChannel;
-import com.ibm.disni.verbs.IbvContext;
-import com.ibm.disni.verbs.IbvMr;
-import com.ibm.disni.verbs.IbvPd;
-import com.ibm.disni.verbs.IbvQP;
-import com.ibm.disni.verbs.IbvQPInitAttr;
-import com.ibm.disni.verbs.IbvRecvWR;
 import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.IbvWC;
-import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.RdmaVerbs;
-import com.ibm.disni.verbs.SVCPollCq;
-import com.ibm.disni.verbs.SVCPostRecv;
-import com.ibm.disni.verbs.SVCPostSend;
-import com.ibm.disni.verbs.SVCRegMr;
-import com.ibm.disni.verbs.SVCReqNotify;
-import com.ibm.disni.verbs.StatefulVerbCall;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.LinkedList;
-import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One connection's verbs resources on a CM id: protection domain, completion channel, one CQ for
- * both directions, an RC queue pair, the registered control buffer ({@link #SLOTS} receive slots plus
- * an outgoing area), and, once the rings are known, the receive ring and the send shadow ring. Every
- * work request is built once as a DiSNI stateful call and re-executed with only addresses, lengths,
- * ids and flags changed, so the data path allocates nothing.
+ * One connection's queue pair logic on top of {@link Verbs}: the registered control buffer
+ * ({@link #SLOTS} receive slots plus an outgoing area), the posted receives, the send sequence and
+ * selective signalling, and the dispatch of completions. The verbs (DiSNI's in production, an
+ * in-memory fake in tests) only execute prebuilt work requests, so the data path allocates nothing.
  *
- * <p>Threading: posts are serialised by a send lock, CQ polling by a poll lock (never taken in the
- * other order), so any thread may post or poll. {@link #destroy()} takes both and marks the object
- * dead, after which posts throw and polls return -1.
+ * <p>Threading: posts are serialised by a send lock, CQ polling by a poll lock; a thread holding the
+ * send lock may take the poll lock (waiting for room in the send queue polls), never the other way
+ * round. {@link #destroy()} takes both, in that order, and marks the object dead, after which posts
+ * throw and polls return -1.
  */
 final class QueuePair {
     static final int SLOTS = 128;
@@ -58,6 +38,8 @@ final class QueuePair {
     static final int OP_RECV_IMM = IbvWC.IbvWcOpcode.IBV_WC_RECV_RDMA_WITH_IMM.getOpcode();
     static final int STATUS_OK = IbvWC.IbvWcStatus.IBV_WC_SUCCESS.ordinal();
     static final int STATUS_FLUSH = IbvWC.IbvWcStatus.IBV_WC_WR_FLUSH_ERR.ordinal();
+    static final int ACCESS_LOCAL_WRITE = com.ibm.disni.verbs.IbvMr.IBV_ACCESS_LOCAL_WRITE;
+    static final int ACCESS_REMOTE_WRITE = com.ibm.disni.verbs.IbvMr.IBV_ACCESS_REMOTE_WRITE;
 
     /** What polling hands over; called with the poll lock held, so it must not post or block. */
     interface Completions {
@@ -72,109 +54,49 @@ final class QueuePair {
     }
 
     final long conn;
-    final RdmaCmId id;
+    private final Verbs verbs;
     private final Tracer tracer;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ReentrantLock pollLock = new ReentrantLock();
-    private final List<StatefulVerbCall<?>> calls = new ArrayList<>();
-    private final List<IbvMr> mrs = new ArrayList<>();
-    private IbvPd pd;
-    private IbvCompChannel channel;
-    private IbvCQ cq;
-    private IbvQP qp;
     private final ByteBuffer control = ByteBuffer.allocateDirect(CONTROL_SIZE);
-    private IbvMr controlMr;
-    private final SVCPostRecv[] recvCalls = new SVCPostRecv[SLOTS];
-    private final IbvWC[] wcs = new IbvWC[WC_BATCH];
-    private SVCPollCq pollCall;
-    private SVCReqNotify armCall;
-    private SVCPostSend msgCall;
-    private SVCPostSend.SendWRMod msgMod;
-    private SVCPostSend ctrlCall;
-    private SVCPostSend.SendWRMod ctrlMod;
-    private SVCPostSend dataCall;
-    private SVCPostSend.SendWRMod dataMod;
-    private SVCPostSend.SgeMod dataSge;
-    private SVCPostSend.RdmaMod dataRdma;
+    private Verbs.Region controlMr;
     private long shadowAddress;
     private long remoteRing;
     private int msgAreasUsed;
-    /** Send sequence; guarded by sendLock. */
-    private long posted;
+    /** Send sequence, i.e. messages posted (each consumes one of the peer's receives); written under sendLock. */
+    private volatile long posted;
+    /** Receives posted again after their completion (the peer's slot credits to return); written under pollLock. */
+    private volatile long reposted;
     private long lastSignaled;
     private volatile long completedUpTo;
     private volatile boolean destroyed;
     private Completions completions;
 
-    /** Creates PD, channel, CQ and QP on {@code id} (address resolved or connect request) and posts every receive. */
-    QueuePair(RdmaCmId id, long conn, Tracer tracer) throws IOException {
-        this.id = id;
+    /** Registers the control buffer on {@code verbs} and posts every receive; destroys the verbs on failure. */
+    QueuePair(Verbs verbs, long conn, Tracer tracer) throws IOException {
+        this.verbs = verbs;
         this.conn = conn;
         this.tracer = tracer;
         try {
-            IbvContext context = id.getVerbs();
-            if (context == null) throw new IOException("CM id has no device context (address not resolved)");
-            pd = context.allocPd();
-            channel = context.createCompChannel();
-            cq = context.createCQ(channel, CQ_DEPTH, 0);
-            IbvQPInitAttr attr = new IbvQPInitAttr();
-            attr.cap().setMax_send_wr(SQ_DEPTH);
-            attr.cap().setMax_recv_wr(SLOTS);
-            attr.cap().setMax_send_sge(1);
-            attr.cap().setMax_recv_sge(1);
-            attr.cap().setMax_inline_data(MAX_INLINE);
-            attr.setQp_type(IbvQP.IBV_QPT_RC);
-            attr.setSend_cq(cq);
-            attr.setRecv_cq(cq);
-            qp = id.createQP(pd, attr);
-            if (qp == null) throw new IOException("rdma_create_qp returned no queue pair");
-            traceQp("INIT", "qp_num=" + qp.getQp_num() + " sq=" + SQ_DEPTH + " rq=" + SLOTS + " cq=" + CQ_DEPTH);
-            controlMr = register(control, IbvMr.IBV_ACCESS_LOCAL_WRITE, "control");
-            for (int i = 0; i < WC_BATCH; i++) wcs[i] = new IbvWC();
-            pollCall = track(cq.poll(wcs, WC_BATCH));
-            armCall = track(cq.reqNotification(false));
+            traceQp("INIT", "qp_num=" + verbs.qpNum() + " sq=" + SQ_DEPTH + " rq=" + SLOTS + " cq=" + CQ_DEPTH);
+            controlMr = register(control, ACCESS_LOCAL_WRITE, "control");
             for (int i = 0; i < SLOTS; i++) {
-                IbvRecvWR wr = new IbvRecvWR();
-                wr.setWr_id(i);
-                wr.setSg_list(sges(controlMr.getAddr() + (long) i * RdmaWire.SLOT_SIZE, RdmaWire.SLOT_SIZE, controlMr.getLkey()));
-                List<IbvRecvWR> one = new ArrayList<>(1);
-                one.add(wr);
-                recvCalls[i] = track(qp.postRecv(one, null));
-                recvCalls[i].execute();
+                verbs.prepareRecv(i, controlMr.address() + (long) i * RdmaWire.SLOT_SIZE, RdmaWire.SLOT_SIZE, controlMr.lkey());
+                verbs.postRecv(i);
             }
-            msgCall = track(qp.postSend(List.of(sendWr(IbvSendWR.IBV_WR_SEND, controlMr.getAddr() + OUT_OFFSET,
-                    RdmaWire.SLOT_SIZE, controlMr.getLkey())), null));
-            msgMod = msgCall.getWrMod(0);
-            ctrlCall = track(qp.postSend(List.of(sendWr(IbvSendWR.IBV_WR_SEND, controlMr.getAddr() + CTRL_OFFSET,
-                    RdmaWire.CTRL_SIZE, controlMr.getLkey())), null));
-            ctrlMod = ctrlCall.getWrMod(0);
+            verbs.prepareSend(Verbs.MSG, IbvSendWR.IBV_WR_SEND, controlMr.address() + OUT_OFFSET, RdmaWire.SLOT_SIZE,
+                    controlMr.lkey(), 0, 0);
+            verbs.prepareSend(Verbs.CTRL, IbvSendWR.IBV_WR_SEND, controlMr.address() + CTRL_OFFSET, RdmaWire.CTRL_SIZE,
+                    controlMr.lkey(), 0, 0);
         } catch (IOException | RuntimeException e) {
             destroy();
             throw e;
         }
     }
 
-    private static IbvSendWR sendWr(int opcode, long addr, int length, int lkey) {
-        IbvSendWR wr = new IbvSendWR();
-        wr.setOpcode(opcode);
-        wr.setSend_flags(0);
-        wr.setSg_list(sges(addr, length, lkey));
-        return wr;
-    }
-
-    private static LinkedList<IbvSge> sges(long addr, int length, int lkey) {
-        IbvSge sge = new IbvSge();
-        sge.setAddr(addr);
-        sge.setLength(length);
-        sge.setLkey(lkey);
-        LinkedList<IbvSge> list = new LinkedList<>();
-        list.add(sge);
-        return list;
-    }
-
-    private <T extends StatefulVerbCall<?>> T track(T call) {
-        calls.add(call);
-        return call;
+    /** A queue pair on DiSNI's verbs for {@code id} (address resolved or connect request). */
+    static QueuePair open(com.ibm.disni.verbs.RdmaCmId id, long conn, Tracer tracer) throws IOException {
+        return new QueuePair(new DisniVerbs(id, conn, tracer, CQ_DEPTH, SQ_DEPTH, SLOTS, MAX_INLINE, WC_BATCH), conn, tracer);
     }
 
     void setCompletions(Completions completions) {
@@ -182,14 +104,11 @@ final class QueuePair {
     }
 
     /** Registers {@code buffer} (direct) with {@code access}; traced as MR_REGISTER with its size and keys. */
-    IbvMr register(ByteBuffer buffer, int access, String what) throws IOException {
-        SVCRegMr call = pd.regMr(buffer, access).execute();
-        IbvMr mr = call.getMr();
-        call.free();
-        mrs.add(mr);
+    Verbs.Region register(ByteBuffer buffer, int access, String what) throws IOException {
+        Verbs.Region mr = verbs.register(buffer, access);
         if (tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.MR_REGISTER, conn, "rdma", null, what + " bytes=" + buffer.capacity() + " lkey=" + mr.getLkey()
-                    + " rkey=" + mr.getRkey() + " access=" + access + " rc=0");
+            tracer.event(Hook.MR_REGISTER, conn, "rdma", null, what + " bytes=" + buffer.capacity() + " lkey=" + mr.lkey()
+                    + " rkey=" + mr.rkey() + " access=" + access + " rc=0");
         }
         return mr;
     }
@@ -202,18 +121,12 @@ final class QueuePair {
     // ---------------------------------------------------------------- sending
 
     /** Builds the data work request: RDMA WRITE WITH IMM from the shadow ring into the peer's ring. */
-    void prepareData(IbvMr shadowMr, long remoteRingAddress, int remoteRkey) throws IOException {
-        IbvSendWR wr = sendWr(IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM, shadowMr.getAddr(), 1, shadowMr.getLkey());
-        wr.setImm_data(0);
-        wr.getRdma().setRemote_addr(remoteRingAddress);
-        wr.getRdma().setRkey(remoteRkey);
+    void prepareData(Verbs.Region shadowMr, long remoteRingAddress, int remoteRkey) throws IOException {
         sendLock.lock();
         try {
-            dataCall = track(qp.postSend(List.of(wr), null));
-            dataMod = dataCall.getWrMod(0);
-            dataSge = dataMod.getSgeMod(0);
-            dataRdma = dataMod.getRdmaMod();
-            shadowAddress = shadowMr.getAddr();
+            verbs.prepareSend(Verbs.DATA, IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM, shadowMr.address(), 1, shadowMr.lkey(),
+                    remoteRingAddress, remoteRkey);
+            shadowAddress = shadowMr.address();
             remoteRing = remoteRingAddress;
         } finally {
             sendLock.unlock();
@@ -225,27 +138,25 @@ final class QueuePair {
         sendLock.lock();
         try {
             awaitRoom();
-            dataSge.setAddr(shadowAddress + offset);
-            dataSge.setLength(length);
-            dataRdma.setRemote_addr(remoteRing + offset);
-            dataMod.setWr_id(SEND_TAG | nextSeq());
-            dataMod.setSend_flags(signalFlag(false));
-            dataCall.execute();
+            long seq = nextSeq(); // checks destroyed before any field of the (then freed) work request is touched
+            verbs.setSge(Verbs.DATA, shadowAddress + offset, length);
+            verbs.setRemoteAddress(remoteRing + offset);
+            verbs.setWr(Verbs.DATA, SEND_TAG | seq, signalFlag(false));
+            verbs.postSend(Verbs.DATA);
         } finally {
             sendLock.unlock();
         }
     }
 
     /** Sends a CTRL message inline; returns its sequence number (completed when {@link #completedUpTo()} reaches it). */
-    long postCtrl(long consumed, int flags, boolean signaled) throws IOException {
+    long postCtrl(long consumed, int flags, long repostedReceives, boolean signaled) throws IOException {
         sendLock.lock();
         try {
             awaitRoom();
-            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags);
             long seq = nextSeq();
-            ctrlMod.setWr_id(SEND_TAG | seq);
-            ctrlMod.setSend_flags(signalFlag(signaled) | IbvSendWR.IBV_SEND_INLINE);
-            ctrlCall.execute();
+            RdmaWire.encodeCtrl(control, CTRL_OFFSET, consumed, flags, repostedReceives);
+            verbs.setWr(Verbs.CTRL, SEND_TAG | seq, signalFlag(signaled) | IbvSendWR.IBV_SEND_INLINE);
+            verbs.postSend(Verbs.CTRL);
             return seq;
         } finally {
             sendLock.unlock();
@@ -257,21 +168,25 @@ final class QueuePair {
         sendLock.lock();
         try {
             if (msgAreasUsed >= MSG_AREAS) throw new IOException("more than " + MSG_AREAS + " pairing messages on one connection");
-            int offset = OUT_OFFSET + msgAreasUsed++ * RdmaWire.SLOT_SIZE;
-            int length = RdmaWire.encode(m, control, offset);
             awaitRoom();
             long seq = nextSeq();
-            msgMod.getSgeMod(0).setAddr(controlMr.getAddr() + offset);
-            msgMod.getSgeMod(0).setLength(length);
-            msgMod.setWr_id(SEND_TAG | seq);
-            msgMod.setSend_flags(signalFlag(true));
-            msgCall.execute();
+            int offset = OUT_OFFSET + msgAreasUsed++ * RdmaWire.SLOT_SIZE;
+            int length = RdmaWire.encode(m, control, offset);
+            verbs.setSge(Verbs.MSG, controlMr.address() + offset, length);
+            verbs.setWr(Verbs.MSG, SEND_TAG | seq, signalFlag(true));
+            verbs.postSend(Verbs.MSG);
             return seq;
         } finally {
             sendLock.unlock();
         }
     }
 
+    /**
+     * The next send sequence number; throws once destroyed. Every post calls it, with the send lock
+     * held, before it touches its work request: {@link #destroy()} sets {@code destroyed} under the
+     * same lock before the verbs free the requests, so a post racing a close fails with this
+     * IOException and never writes into a freed request (a NullPointerException in DiSNI).
+     */
     private long nextSeq() throws IOException {
         if (destroyed) throw new IOException("RDMA connection released");
         return ++posted;
@@ -298,6 +213,16 @@ final class QueuePair {
         return completedUpTo;
     }
 
+    /** Messages posted so far (data, CTRL and pairing): each took one of the peer's posted receives. */
+    long posted() {
+        return posted;
+    }
+
+    /** Receives posted again after their completion so far: the slot credits this side can return. */
+    long reposted() {
+        return reposted;
+    }
+
     // ---------------------------------------------------------------- completions
 
     /**
@@ -316,38 +241,41 @@ final class QueuePair {
             if (destroyed) return -1;
             int n;
             try {
-                n = pollCall.execute().getPolls();
+                n = verbs.poll(WC_BATCH);
             } catch (IOException e) {
                 completions.onFailure(-1, 0, false);
                 return -1;
             }
-            for (int i = 0; i < n; i++) dispatch(wcs[i]);
+            for (int i = 0; i < n; i++) dispatch(i);
             return n;
         } finally {
             pollLock.unlock();
         }
     }
 
-    private void dispatch(IbvWC wc) {
-        long wrId = wc.getWr_id();
+    private void dispatch(int i) {
+        long wrId = verbs.wrId(i);
         boolean send = (wrId & SEND_TAG) != 0;
         if (send) {
             long seq = wrId & ~SEND_TAG;
             if (seq > completedUpTo) completedUpTo = seq;
         }
-        if (wc.getStatus() != STATUS_OK) {
-            completions.onFailure(wc.getStatus(), wrId, send);
+        int status = verbs.status(i);
+        if (status != STATUS_OK) {
+            completions.onFailure(status, wrId, send);
             return;
         }
         if (send) return;
         int slot = (int) wrId;
-        if (wc.getOpcode() == OP_RECV_IMM) {
-            completions.onData(wc.getByte_len());
-        } else if (wc.getOpcode() == OP_RECV) {
-            completions.onMessage(control, slot * RdmaWire.SLOT_SIZE, wc.getByte_len());
+        int opcode = verbs.opcode(i);
+        if (opcode == OP_RECV_IMM) {
+            completions.onData(verbs.byteLen(i));
+        } else if (opcode == OP_RECV) {
+            completions.onMessage(control, slot * RdmaWire.SLOT_SIZE, verbs.byteLen(i));
         }
         try {
-            recvCalls[slot].execute();
+            verbs.postRecv(slot);
+            reposted = reposted + 1; // single writer: the poll lock holder
         } catch (IOException e) {
             completions.onFailure(-2, wrId, false);
         }
@@ -357,7 +285,7 @@ final class QueuePair {
     void arm() throws IOException {
         pollLock.lock();
         try {
-            if (!destroyed) armCall.execute();
+            if (!destroyed) verbs.arm();
         } finally {
             pollLock.unlock();
         }
@@ -366,9 +294,12 @@ final class QueuePair {
     /** Waits up to {@code timeoutMillis} for a completion event and acknowledges it; false on timeout. */
     boolean awaitEvent(int timeoutMillis) throws IOException {
         if (destroyed) return false;
-        if (!channel.getCqEvent(cq, timeoutMillis)) return false;
-        cq.ackEvents(1);
-        return true;
+        return verbs.awaitEvent(timeoutMillis);
+    }
+
+    /** Disconnects the RDMA connection (the CM id stays; its owner destroys it). */
+    void disconnect() throws IOException {
+        verbs.disconnect();
     }
 
     void traceQp(String state, String detail) {
@@ -378,65 +309,22 @@ final class QueuePair {
     // ---------------------------------------------------------------- teardown
 
     /**
-     * Releases QP, CQ, channel, registrations and PD, in that order (each step traced with its return
-     * code when it fails). Must be called by the thread that waits on the completion channel, or when
-     * nobody does. Registered buffers stay valid Java memory; only their registrations go. Idempotent.
+     * Releases every verbs resource ({@link Verbs#destroy()}). Must be called by the thread that waits
+     * on the completion channel, or when nobody does. Idempotent.
      */
     void destroy() {
+        sendLock.lock(); // the order of awaitRoom (send lock, then poll lock)
         pollLock.lock();
-        sendLock.lock();
         try {
             if (destroyed) return;
             destroyed = true;
         } finally {
-            sendLock.unlock();
             pollLock.unlock();
+            sendLock.unlock();
         }
-        if (qp != null) {
-            step("rdma_destroy_qp", () -> id.destroyQP());
-            traceQp("DESTROYED", "qp_num=" + qpNum());
-        }
-        for (StatefulVerbCall<?> c : calls) {
-            if (c.isValid()) c.free();
-        }
-        if (cq != null) step("ibv_destroy_cq", () -> cq.destroyCQ());
-        if (channel != null) step("ibv_destroy_comp_channel", () -> channel.destroyCompChannel());
-        for (IbvMr mr : mrs) {
-            int rc = 0;
-            try {
-                mr.deregMr().execute().free();
-            } catch (IOException | RuntimeException e) {
-                rc = -1;
-            }
-            if (tracer.isOn(Category.JSOR)) {
-                tracer.event(Hook.MR_DEREGISTER, conn, "rdma", null, "bytes=" + mr.getLength() + " rkey=" + mr.getRkey() + " rc=" + rc);
-            }
-        }
-        if (pd != null) step("ibv_dealloc_pd", () -> RdmaVerbs.open().deallocPd(pd));
-    }
-
-    private int qpNum() {
-        try {
-            return qp.getQp_num();
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
-
-    private interface Step {
-        int run() throws IOException;
-    }
-
-    private void step(String what, Step s) {
-        int rc;
-        try {
-            rc = s.run();
-        } catch (IOException | RuntimeException e) {
-            rc = -1;
-        }
-        if (rc != 0 && tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.QP_STATE, conn, "rdma", what + " failed rc=" + rc, null);
-        }
+        int qpNum = verbs.qpNum();
+        verbs.destroy();
+        traceQp("DESTROYED", "qp_num=" + qpNum);
     }
 
     boolean isDestroyed() {

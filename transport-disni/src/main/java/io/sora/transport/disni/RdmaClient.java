@@ -1,6 +1,5 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmEvent.EventType;
 import com.ibm.disni.verbs.RdmaCmId;
@@ -47,7 +46,7 @@ final class RdmaClient {
 
     private CmLoop loop() throws IOException {
         synchronized (RdmaClient.class) {
-            if (loop == null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1);
+            if (loop == null || loop.failure() != null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1); // a failed loop ended
             loop.setTracer(tracer);
             return loop;
         }
@@ -59,6 +58,7 @@ final class RdmaClient {
         final RdmaCmId id;
         final LinkedBlockingQueue<EventType> events = new LinkedBlockingQueue<>();
         volatile RdmaMedium medium;
+        volatile String loopFailure;
 
         Attempt(long conn, RdmaCmId id) {
             this.conn = conn;
@@ -83,6 +83,15 @@ final class RdmaClient {
         @Override
         public long conn() {
             return conn;
+        }
+
+        /** The CM loop ended on an error: the connecting thread gives up with the reason. */
+        @Override
+        public void onLoopFailed(String reason) {
+            loopFailure = reason;
+            events.add(EventType.RDMA_CM_EVENT_DEVICE_REMOVAL); // wakes expect(), which reports loopFailure
+            RdmaMedium m = medium;
+            if (m != null) m.pairingFailed(reason);
         }
     }
 
@@ -112,11 +121,11 @@ final class RdmaClient {
             id.resolveRoute(millisLeft(deadline));
             r = expect(a, EventType.RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "RDMA route resolution to " + server);
             if (r != null) return new PairingResult.Fallback(r);
-            QueuePair qp = new QueuePair(id, conn, tracer);
+            QueuePair qp = QueuePair.open(id, conn, tracer);
             medium = new RdmaMedium(conn, qp, tracer);
             medium.setOnRelease(() -> cm.release(id));
             a.medium = medium;
-            IbvMr ring = medium.allocateReceiveRing(options.receiveBufferSize());
+            Verbs.Region ring = medium.allocateReceiveRing(options.receiveBufferSize());
             RdmaConnParam param = new RdmaConnParam();
             param.setRetry_count((byte) 7);
             param.setRnr_retry_count((byte) 7);
@@ -124,7 +133,7 @@ final class RdmaClient {
             r = expect(a, EventType.RDMA_CM_EVENT_ESTABLISHED, deadline, "RDMA connect to " + server);
             if (r != null) return new PairingResult.Fallback(r);
             qp.traceQp("RTS", "connected to " + server);
-            qp.postMessage(new RdmaWire.Hello(key, ring.getAddr(), ring.getRkey(), options.receiveBufferSize()));
+            qp.postMessage(new RdmaWire.Hello(key, ring.address(), ring.rkey(), options.receiveBufferSize()));
             RdmaWire.Message reply = medium.nextMessage(deadline);
             if (reply == null) {
                 return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
@@ -194,6 +203,7 @@ final class RdmaClient {
         long left = deadline - System.nanoTime();
         EventType got = left <= 0 ? a.events.poll() : a.events.poll(left, TimeUnit.NANOSECONDS);
         if (got == wanted) return null;
+        if (a.loopFailure != null) return what + " failed: " + a.loopFailure;
         if (got == null) return what + " did not complete within the pairing wait";
         if (got == EventType.RDMA_CM_EVENT_REJECTED) return "no sora RDMA listener at the server (" + what + " rejected)";
         return what + " failed: " + got.name();

@@ -1,6 +1,5 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvMr;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
@@ -20,6 +19,16 @@ import java.util.concurrent.locks.LockSupport;
  * the peer's producer cursor here (RC delivers in order, so the sum is the cursor). Credits (my
  * consumer cursor) and half-close flags travel back as small inline SENDs ({@link RdmaWire#CTRL}),
  * sent when a quarter of the ring was consumed since the last one, or at once for flags.
+ *
+ * <p>Receive slots are credits too (as in rsockets and SMC-R): every message, data or CTRL, takes
+ * one of the peer's {@link QueuePair#SLOTS} posted receives, and the peer reports in each CTRL how
+ * many it has posted again. A data WRITE is posted only while fewer than {@link #DATA_SLOTS} of my
+ * messages are unreturned; the last {@link #CTRL_RESERVE} receives are left to CTRL messages, which
+ * are few (one per quarter ring consumed, per {@link #SLOT_BATCH} receives reposted, per flag), so
+ * nothing ever meets the peer without a posted receive (rnr_retry 7 would retry it forever, holding
+ * up the send queue and every credit behind it). Bytes written while no slot credit is left stay in
+ * the shadow ring and go out as one WRITE when credits return (the writer does not wait: byte
+ * credits already bound what is outstanding); a flag is sent only after every byte before it.
  *
  * <p>Waiting: an engine that spins calls {@link #producedByPeer()} / {@link #consumedByPeer()}, which
  * poll the CQ themselves when nothing new is known (no thread hop on the fast path). An engine about
@@ -42,6 +51,16 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     static final int EVENT_WAIT_MILLIS = 5000;
     static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
     private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED;
+    /** Peer receives kept for CTRL messages: data WRITEs never take them. */
+    static final int CTRL_RESERVE = 16;
+    /** At most this many of my messages may be unreturned by the peer when I post a data WRITE. */
+    static final int DATA_SLOTS = QueuePair.SLOTS - CTRL_RESERVE;
+    /** Reposted receives that make a CTRL due (returning them as slot credits). */
+    static final int SLOT_BATCH = QueuePair.SLOTS / 4;
+    /** Peer flags after which the reader reports EOF once the ring is empty. */
+    private static final int EOF_FLAGS = OUTPUT_SHUTDOWN | CLOSED | DEAD;
+    /** Bound of one drain: far more polls than a full CQ needs. */
+    private static final int DRAIN_POLLS = 4 * (QueuePair.CQ_DEPTH / QueuePair.WC_BATCH + 1);
 
     final long id;
     final QueuePair qp;
@@ -60,10 +79,20 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     /** Written only under the poll lock (one writer), read anywhere. */
     private volatile long peerProduced;
     private volatile long peerConsumed;
-    private volatile int peerFlags;
+    private final PeerFlags peerFlags = new PeerFlags();
     private volatile long localConsumed;
+    /** The peer's count of receives posted again (its slot credits to me), from its CTRLs. */
+    private volatile long peerReposted;
+    /** Bytes copied into the shadow ring (writer). */
+    private volatile long staged;
+    /** Bytes posted as data WRITEs; guarded by ctrlLock. */
+    private volatile long flushed;
+    /** Consumer cursor and reposted receives as last sent; guarded by ctrlLock. */
     private long reported;
-    private int myFlags;
+    private volatile long reportedReposts;
+    /** Flags to publish (guarded by ctrlLock) and flags sent (only after every byte before them). */
+    private volatile int myFlags;
+    private volatile int flagsSent;
     private long myProduced;
     private volatile long closeSeq = -1;
     private volatile boolean readerWaiting;
@@ -94,19 +123,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     /** Allocates and registers my receive ring (remote write only). */
-    IbvMr allocateReceiveRing(int size) throws IOException {
+    Verbs.Region allocateReceiveRing(int size) throws IOException {
         ring = ByteBuffer.allocateDirect(size);
         recvCapacity = size;
         creditThreshold = Math.max(1, size / 4);
-        return qp.register(ring, com.ibm.disni.verbs.IbvMr.IBV_ACCESS_LOCAL_WRITE
-                | com.ibm.disni.verbs.IbvMr.IBV_ACCESS_REMOTE_WRITE, "receive ring");
+        return qp.register(ring, QueuePair.ACCESS_LOCAL_WRITE | QueuePair.ACCESS_REMOTE_WRITE, "receive ring");
     }
 
     /** Allocates and registers the shadow of the peer's ring and builds the data work request. */
     void allocateSendRing(int size, long remoteAddress, int remoteRkey) throws IOException {
         shadow = ByteBuffer.allocateDirect(size);
         sendCapacity = size;
-        IbvMr mr = qp.register(shadow, com.ibm.disni.verbs.IbvMr.IBV_ACCESS_LOCAL_WRITE, "send shadow ring");
+        Verbs.Region mr = qp.register(shadow, QueuePair.ACCESS_LOCAL_WRITE, "send shadow ring");
         qp.prepareData(mr, remoteAddress, remoteRkey);
     }
 
@@ -116,10 +144,20 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         listener = null;
     }
 
+    /** Ends a pairing in progress with {@code reason} (the connecting thread takes it as a NO). */
+    void pairingFailed(String reason) {
+        if (pairing) inbox.add(new RdmaWire.No(reason));
+    }
+
     /** Takes the next pairing message, waiting until {@code deadlineNanos}; null on timeout. */
     RdmaWire.Message nextMessage(long deadlineNanos) throws InterruptedException {
         long left = deadlineNanos - System.nanoTime();
         return left <= 0 ? inbox.poll() : inbox.poll(left, TimeUnit.NANOSECONDS);
+    }
+
+    /** The completion thread, for tests that wait until it parks. */
+    Thread completionThread() {
+        return thread;
     }
 
     /** Why the connection broke, or null. */
@@ -141,8 +179,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         if (RdmaWire.isCtrl(control, offset, length)) {
             long c = RdmaWire.ctrlConsumed(control, offset);
             int f = RdmaWire.ctrlFlags(control, offset) & PEER_FLAG_MASK;
+            long r = RdmaWire.ctrlReposted(control, offset);
             if (c > peerConsumed) peerConsumed = c;
-            if ((f & ~peerFlags) != 0) peerFlags = peerFlags | f;
+            if (r > peerReposted) peerReposted = r;
+            peerFlags.or(f);
             wakeBoth();
             return;
         }
@@ -162,14 +202,13 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /** The CM reported DISCONNECTED (or the QP failed): the peer is gone, gracefully only if it sent CLOSED. */
     void onDisconnected(String why) {
-        qp.poll(true); // a CLOSED flag already in the CQ comes first
+        drainCq(); // a CLOSED flag already in the CQ comes first, however deep
         if (!closing) broken(why);
     }
 
     private void broken(String why) {
         if (failure == null) failure = why;
-        if ((peerFlags & CLOSED) == 0 && (peerFlags & DEAD) == 0) {
-            peerFlags = peerFlags | DEAD;
+        if (peerFlags.markDead()) {
             qp.traceQp("ERR", why);
             if (tracer.isOn(Category.JSOR)) tracer.event(Hook.QP_STATE, id, "rdma", "peer died: " + why, "ERR");
         }
@@ -191,7 +230,12 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     // ---------------------------------------------------------------- completion thread
 
     private boolean needed() {
-        return readerWaiting || writerWaiting || pairing;
+        return readerWaiting || writerWaiting || pairing || unsent();
+    }
+
+    /** Bytes or flags held back for lack of slot credits: the completion thread polls for the credits. */
+    private boolean unsent() {
+        return flushed != staged || flagsSent != myFlags;
     }
 
     private void run() {
@@ -223,6 +267,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
             RdmaWire.Message m;
             while ((m = inbox.poll()) != null) l.onMessage(m);
         }
+        if (!pairing && !closing && (unsent() || qp.reposted() - reportedReposts >= SLOT_BATCH)) pump();
     }
 
     private void release() {
@@ -247,10 +292,26 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     public long producedByPeer() {
         long p = peerProduced;
         if (p == localConsumed) {
-            qp.poll(false);
+            if ((peerFlags.get() & EOF_FLAGS) != 0) {
+                // the reader is about to report EOF: only once every queued completion is in
+                drainCq();
+            } else {
+                qp.poll(false);
+            }
             p = peerProduced;
         }
         return p;
+    }
+
+    /**
+     * Polls until the CQ is empty, waiting for the poll lock if another thread holds it (a
+     * {@code tryLock} poll would return nothing and let EOF overtake queued data). Bounded: the CQ
+     * holds at most {@link QueuePair#CQ_DEPTH} completions and the peer adds no data after its flag.
+     */
+    private void drainCq() {
+        for (int i = 0; i < DRAIN_POLLS && qp.poll(true) > 0; i++) {
+            // next batch
+        }
     }
 
     @Override
@@ -261,7 +322,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     @Override
     public void publishConsumed(long consumed) {
         localConsumed = consumed;
-        if (consumed - reported >= creditThreshold) sendCtrl(false);
+        pump();
     }
 
     @Override
@@ -274,6 +335,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         long c = peerConsumed;
         if (myProduced - c >= sendCapacity) {
             qp.poll(false);
+            if (flushed != staged) pump(); // the peer can only free what it was sent
             c = peerConsumed;
         }
         return c;
@@ -282,12 +344,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     @Override
     public void writeRing(int ringOffset, byte[] src, int srcOffset, int len) {
         shadow.put(ringOffset, src, srcOffset, len);
-        try {
-            qp.postData(ringOffset, len);
-        } catch (IOException e) {
-            broken("RDMA WRITE failed: " + e.getMessage());
-        }
+        staged = staged + len; // single writer; the shadow offset of position p is p % sendCapacity, as the engine's
+        pump();
         qp.poll(false); // reap send completions and notice errors early
+        if (flushed != staged) LockSupport.unpark(thread); // held for slot credits: the completion thread fetches them
     }
 
     @Override
@@ -297,26 +357,54 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     @Override
     public int peerFlags() {
-        return peerFlags;
+        return peerFlags.get();
     }
 
     @Override
     public void publishFlags(int flags) {
         synchronized (ctrlLock) {
-            myFlags |= flags;
+            myFlags = myFlags | flags;
         }
-        sendCtrl((flags & CLOSED) != 0);
+        pump();
+        if (unsent()) LockSupport.unpark(thread);
     }
 
-    private void sendCtrl(boolean closingMessage) {
+    private long dataSlotsFree() {
+        return DATA_SLOTS - (qp.posted() - peerReposted);
+    }
+
+    /**
+     * Sends what is due and allowed: staged bytes while slot credits last (one WRITE per contiguous
+     * range), then a CTRL if my flags changed (only once every byte before them is posted), a quarter
+     * of my ring was consumed, or {@link #SLOT_BATCH} receives were reposted since the last CTRL. Any
+     * thread but the poll lock holder; never waits for credits.
+     */
+    private void pump() {
         synchronized (ctrlLock) {
-            long c = localConsumed;
-            reported = c;
             try {
-                long seq = qp.postCtrl(c, myFlags, closingMessage);
-                if (closingMessage) closeSeq = seq;
+                long st = staged;
+                long f = flushed;
+                while (f != st && dataSlotsFree() > 0) {
+                    int offset = (int) (f % sendCapacity);
+                    int n = (int) Math.min(st - f, sendCapacity - offset);
+                    qp.postData(offset, n);
+                    f += n;
+                    flushed = f;
+                }
+                int flags = f == st ? myFlags : flagsSent;
+                long c = localConsumed;
+                long r = qp.reposted();
+                if (flags != flagsSent || c - reported >= creditThreshold || r - reportedReposts >= SLOT_BATCH) {
+                    boolean closingMessage = (flags & CLOSED) != 0 && (flagsSent & CLOSED) == 0;
+                    long seq = qp.postCtrl(c, flags, r, closingMessage);
+                    reported = c;
+                    reportedReposts = r;
+                    flagsSent = flags;
+                    if (closingMessage) closeSeq = seq;
+                }
             } catch (IOException e) {
-                if (!closing) broken("credit message failed: " + e.getMessage());
+                // released by a close racing this call: the stream's own close flag fails the next write
+                if (!closing) broken("RDMA post failed: " + e.getMessage());
             }
         }
     }
@@ -345,8 +433,13 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      */
     @Override
     public void close() {
-        long seq = closeSeq;
         long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+        // bytes and the CLOSED flag held back for slot credits go first (bounded: a peer that reads nothing returns none)
+        while (unsent() && failure == null && (peerFlags.get() & (CLOSED | DEAD)) == 0 && System.nanoTime() - deadline < 0) {
+            if (qp.poll(true) <= 0) LockSupport.parkNanos(10_000L);
+            pump();
+        }
+        long seq = closeSeq;
         while (seq > 0 && qp.completedUpTo() < seq && failure == null && System.nanoTime() - deadline < 0) {
             if (qp.poll(true) <= 0) LockSupport.parkNanos(10_000L);
         }
@@ -359,7 +452,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         pairing = false;
         listener = null;
         try {
-            qp.id.disconnect();
+            qp.disconnect();
         } catch (IOException | RuntimeException e) {
             // not connected (yet): nothing to tear down on the wire
         }

@@ -68,6 +68,13 @@ final class RdmaPending implements RdmaMedium.PairingListener, CmLoop.Handler {
         }
     }
 
+    /** The listener's CM loop ended on an error: this pairing cannot complete (a committed connection lives on). */
+    @Override
+    public void onLoopFailed(String reason) {
+        aborted(reason);
+        if (state() != State.COMMITTED) medium.abort();
+    }
+
     /** The RDMA address the client connected from, once ESTABLISHED. */
     InetSocketAddress peer() {
         return peer;

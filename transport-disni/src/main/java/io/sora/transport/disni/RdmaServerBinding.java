@@ -1,6 +1,5 @@
 package io.sora.transport.disni;
 
-import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmEvent.EventType;
 import com.ibm.disni.verbs.RdmaCmId;
@@ -85,7 +84,7 @@ final class RdmaServerBinding implements ServerBinding {
         long conn = RingConnection.nextId();
         RdmaMedium medium = null;
         try {
-            QueuePair qp = new QueuePair(id, conn, tracer);
+            QueuePair qp = QueuePair.open(id, conn, tracer);
             medium = new RdmaMedium(conn, qp, tracer);
             RdmaPending p = new RdmaPending(conn, id, medium, this::onHello, this::onAborted);
             medium.setOnRelease(() -> {
@@ -172,12 +171,12 @@ final class RdmaServerBinding implements ServerBinding {
 
     private void offer(RdmaPending p, PairingOptions options, RdmaWire.Hello hello) {
         try {
-            IbvMr ring = p.medium.allocateReceiveRing(options.receiveBufferSize());
+            Verbs.Region ring = p.medium.allocateReceiveRing(options.receiveBufferSize());
             p.medium.allocateSendRing(hello.ringSize(), hello.ringAddress(), hello.rkey());
             byte[] secret = new byte[RdmaWire.SECRET_SIZE];
             RANDOM.nextBytes(secret);
             if (!p.offered(secret)) return;
-            p.medium.qp.postMessage(new RdmaWire.Offer(ring.getAddr(), ring.getRkey(), options.receiveBufferSize(), secret, p.id));
+            p.medium.qp.postMessage(new RdmaWire.Offer(ring.address(), ring.rkey(), options.receiveBufferSize(), secret, p.id));
         } catch (IOException | RuntimeException e) {
             refuse(p, "could not offer a ring: " + e.getMessage());
         }

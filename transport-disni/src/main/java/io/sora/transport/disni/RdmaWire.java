@@ -18,13 +18,16 @@ import java.nio.charset.StandardCharsets;
  * OFFER  (2) i64 server ring address, i32 rkey, i32 size, 16 bytes secret, i64 server connection id
  * NO     (3) u16 n, n bytes UTF-8 reason
  * COMMIT (4) the 16-byte secret of the OFFER
- * CTRL   (5) i64 consumer cursor, i32 flags           (after COMMIT: credits and half-close flags)
+ * CTRL   (5) i64 consumer cursor, i32 flags, i64 receives reposted
+ *            (after COMMIT: byte credits, half-close flags, and receive-slot credits: how many
+ *            receives the sender of the CTRL has posted again since COMMIT's side started counting)
  * </pre>
  * Data never travels in messages: it is RDMA-written into the peer's ring.
  */
 final class RdmaWire {
     static final int MAGIC = 0x534F5241; // "SORA"
-    static final int VERSION = 1;
+    /** 2: CTRL carries the receives reposted (slot credits); a version 1 peer's HELLO is refused. */
+    static final int VERSION = 2;
     /** Size of one receive buffer, so the upper bound of every message. */
     static final int SLOT_SIZE = 128;
     static final int SECRET_SIZE = 16;
@@ -36,7 +39,7 @@ final class RdmaWire {
     static final byte CTRL = 5;
     static final int PREAMBLE = 4 + 2 + 1;
     /** Length of a CTRL message; small enough to be sent inline. */
-    static final int CTRL_SIZE = PREAMBLE + 8 + 4;
+    static final int CTRL_SIZE = PREAMBLE + 8 + 4 + 8;
 
     private RdmaWire() {
     }
@@ -75,9 +78,10 @@ final class RdmaWire {
     }
 
     /** Writes a CTRL message at {@code offset} without allocating. */
-    static void encodeCtrl(ByteBuffer buf, int offset, long consumed, int flags) {
+    static void encodeCtrl(ByteBuffer buf, int offset, long consumed, int flags, long reposted) {
         buf.putInt(offset, MAGIC).putShort(offset + 4, (short) VERSION).put(offset + 6, CTRL)
-                .putLong(offset + PREAMBLE, consumed).putInt(offset + PREAMBLE + 8, flags);
+                .putLong(offset + PREAMBLE, consumed).putInt(offset + PREAMBLE + 8, flags)
+                .putLong(offset + PREAMBLE + 12, reposted);
     }
 
     /** Whether the {@code length} bytes at {@code offset} are a CTRL message (checked without allocating). */
@@ -91,6 +95,10 @@ final class RdmaWire {
 
     static int ctrlFlags(ByteBuffer buf, int offset) {
         return buf.getInt(offset + PREAMBLE + 8);
+    }
+
+    static long ctrlReposted(ByteBuffer buf, int offset) {
+        return buf.getLong(offset + PREAMBLE + 12);
     }
 
     /** Decodes a pairing message (not CTRL). */

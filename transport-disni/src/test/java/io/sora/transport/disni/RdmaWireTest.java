@@ -57,11 +57,13 @@ class RdmaWireTest {
 
     @Test
     void ctrlMessagesAreRecognisedAndReadWithoutDecoding() {
-        RdmaWire.encodeCtrl(buf, 128, 123_456_789_012L, 5);
+        RdmaWire.encodeCtrl(buf, 128, 123_456_789_012L, 5, 98_765_432_101L);
         assertTrue(RdmaWire.isCtrl(buf, 128, RdmaWire.CTRL_SIZE));
         assertFalse(RdmaWire.isCtrl(buf, 128, RdmaWire.CTRL_SIZE + 1));
         assertEquals(123_456_789_012L, RdmaWire.ctrlConsumed(buf, 128));
         assertEquals(5, RdmaWire.ctrlFlags(buf, 128));
+        assertEquals(98_765_432_101L, RdmaWire.ctrlReposted(buf, 128));
+        assertTrue(RdmaWire.CTRL_SIZE <= QueuePair.MAX_INLINE, "CTRL is sent inline");
     }
 
     @Test
@@ -70,7 +72,7 @@ class RdmaWireTest {
         ProtocolException e = assertThrows(ProtocolException.class, () -> RdmaWire.decode(buf, 0, 20));
         assertTrue(e.getMessage().contains("bad magic"), e.getMessage());
         assertThrows(ProtocolException.class, () -> RdmaWire.decode(buf, 0, 3));
-        RdmaWire.encodeCtrl(buf, 0, 1, 1);
+        RdmaWire.encodeCtrl(buf, 0, 1, 1, 1);
         assertThrows(ProtocolException.class, () -> RdmaWire.decode(buf, 0, RdmaWire.CTRL_SIZE), "CTRL is not a pairing message");
     }
 }
