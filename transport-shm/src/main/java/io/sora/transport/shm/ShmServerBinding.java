@@ -47,8 +47,8 @@ final class ShmServerBinding implements ServerBinding {
     private final Tracer tracer;
     private final ShmSettings settings;
     private final ConcurrentHashMap<ConnectionKey, Object> entries = new ConcurrentHashMap<>();
-    /** Rendezvous channels that announced a pairing and have not sent their HELLO yet. */
-    private final java.util.Set<SocketChannel> announced = ConcurrentHashMap.newKeySet();
+    /** Rendezvous channels that announced a pairing and have not sent their HELLO yet, with when. */
+    private final ConcurrentHashMap<SocketChannel, Long> announced = new ConcurrentHashMap<>();
     private final Object arrivals = new Object();
     /** Accepting threads in {@code arrivals.wait}; guarded by {@code arrivals}. */
     private int waiting;
@@ -85,7 +85,7 @@ final class ShmServerBinding implements ServerBinding {
 
         @Override
         public void onAnnounce(SocketChannel channel) throws IOException {
-            announced.add(channel);
+            announced.put(channel, System.nanoTime());
             writeFully(channel, Wire.encode(new Wire.Noted()));
         }
 
@@ -96,7 +96,7 @@ final class ShmServerBinding implements ServerBinding {
     };
 
     private void withdrawn(SocketChannel channel) {
-        if (announced.remove(channel)) {
+        if (announced.remove(channel) != null) {
             synchronized (arrivals) {
                 arrivals.notifyAll();
             }
@@ -134,6 +134,14 @@ final class ShmServerBinding implements ServerBinding {
         long id = RingConnection.nextId();
         PendingPairing pending = new PendingPairing(id, key, ch, tracer, this::onAborted);
         Object prev = entries.putIfAbsent(key, pending);
+        Long announcedAt = announced.get(ch);
+        if (prev instanceof TcpMark mark && announcedAt != null && mark.markedNanos() - announcedAt < 0
+                && entries.replace(key, prev, pending)) {
+            // The mark predates this client's announcement, which precedes its TCP connect: it belongs
+            // to an earlier connection with the same four-tuple (loopback reuses ports in TIME_WAIT at
+            // once), not to this one, whose accept cannot have decided before the announcement.
+            prev = null;
+        }
         if (prev instanceof TcpMark mark) {
             long after = (System.nanoTime() - mark.awaitStartNanos()) / 1_000_000L;
             refuse(ch, "server already accepted on TCP (pairing request arrived after " + after + " ms)");
@@ -272,9 +280,9 @@ final class ShmServerBinding implements ServerBinding {
                 if (e != null || closed) break;
                 if (pending == null) {
                     if (announced.isEmpty()) break;
-                    pending = new java.util.HashSet<>(announced);
+                    pending = new java.util.HashSet<>(announced.keySet());
                 } else {
-                    pending.retainAll(announced);
+                    pending.retainAll(announced.keySet());
                     if (pending.isEmpty()) break;
                 }
                 long left = deadline - System.nanoTime();

@@ -61,10 +61,7 @@ class ShmAnnounceTest {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
             assertNotNull(a);
-            Socket[] plain = fx.tcp();
-            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
-            awaitWaiting(fx);
+            CompletableFuture<PairingResult> server = acceptPlainWhileAnnounced(fx);
             Socket[] paired = fx.tcp();
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(paired[0]), fx.clientOptions(), new TestHooks(), a);
             assertInstanceOf(PairingResult.Paired.class, c).connection().close();
@@ -78,10 +75,7 @@ class ShmAnnounceTest {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
             assertNotNull(a);
-            Socket[] plain = fx.tcp();
-            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
-            awaitWaiting(fx);
+            CompletableFuture<PairingResult> server = acceptPlainWhileAnnounced(fx);
             a.close(); // the announcing client's connect failed
             PairingResult s = server.get(10, TimeUnit.SECONDS);
             assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, s).reason());
@@ -89,15 +83,41 @@ class ShmAnnounceTest {
     }
 
     @Test
+    void anAnnouncedClientReusingTheFourTupleOfAnEarlierTcpConnectionPairs() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Socket[] t = fx.tcp();
+            // an earlier connection with this four-tuple was decided TCP (its mark stays for late requests)
+            assertInstanceOf(PairingResult.Fallback.class,
+                    fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            // a new connection gets the same ports (loopback reuses TIME_WAIT ports): announced first
+            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(a);
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            assertInstanceOf(PairingResult.Paired.class, c).connection().close();
+            PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            assertInstanceOf(PairingResult.Paired.class, s).connection().close();
+        }
+    }
+
+    @Test
     void nothingIsAnnouncedToAPortWithoutListener() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            int other = ShmFixtureSupport.freePort();
+            int other = freePort();
             assertNull(fx.transport.announce(new InetSocketAddress(fx.serverSocket.getInetAddress(), other), fx.clientOptions()));
         }
     }
 
     private static InetSocketAddress address(ShmFixture fx) {
         return (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+    }
+
+    /** A plain TCP connection accepted while an announcement is pending: its accept, once it waits. */
+    private static CompletableFuture<PairingResult> acceptPlainWhileAnnounced(ShmFixture fx) throws Exception {
+        Socket[] plain = fx.tcp();
+        CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
+        awaitWaiting(fx);
+        return server;
     }
 
     /** Until an accepting thread waits on the binding (a condition, not a sleep). */
@@ -110,11 +130,9 @@ class ShmAnnounceTest {
     }
 
     /** A port nobody listens on (bound then released). */
-    static final class ShmFixtureSupport {
-        static int freePort() throws java.io.IOException {
-            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-                return s.getLocalPort();
-            }
+    private static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
         }
     }
 }
