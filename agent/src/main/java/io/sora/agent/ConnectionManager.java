@@ -124,9 +124,15 @@ final class ConnectionManager implements SoraDelegate {
     }
 
     private void withdraw(Socket socket) {
-        if (announcements.isEmpty()) return;
+        Announcement a = takeAnnouncement(socket);
+        if (a != null) a.close();
+    }
+
+    /** The socket's announcement, removed from the table; null when it made none. */
+    private Announcement takeAnnouncement(Socket socket) {
+        if (announcements.isEmpty()) return null;
         Announced a = announcements.remove(socket);
-        if (a != null) a.announcement().close();
+        return a == null ? null : a.announcement();
     }
 
     private void sweepAnnouncements() {
@@ -147,22 +153,21 @@ final class ConnectionManager implements SoraDelegate {
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
         }
-        Announced announced = announcements.isEmpty() ? null : announcements.remove(socket);
+        Announcement announced = takeAnnouncement(socket);
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) {
-            if (announced != null) announced.announcement().close();
+            if (announced != null) announced.close();
             tcp(socket, Side.CLIENT, "no connect rule matches " + remote, false);
             return;
         }
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) {
-            if (announced != null) announced.announcement().close();
+            if (announced != null) announced.close();
             tcp(socket, Side.CLIENT, rule.provider().keyword() + " unavailable: " + cause(transport) + " (" + where(rule) + ")", true);
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingResult result = pair(transport, key, rule, socket, false, null, Duration.ZERO,
-                announced == null ? null : announced.announcement());
+        PairingResult result = pair(transport, key, rule, socket, false, null, Duration.ZERO, announced);
         record(socket, Side.CLIENT, rule, result);
     }
 
