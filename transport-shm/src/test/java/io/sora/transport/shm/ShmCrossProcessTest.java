@@ -29,7 +29,8 @@ class ShmCrossProcessTest {
     void aKilledClientProcessIsEofForTheReaderAndResetForTheWriter() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+            // native access as this module's test JVM has it (surefire's argLine): libsora's futex
+            Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     ChildClient.class.getName(), tmp.toString(), Integer.toString(fx.serverSocket.getLocalPort()))
                     .redirectErrorStream(true).start();
             try {
