@@ -70,6 +70,8 @@ final class QueuePair {
     private long lastSignaled;
     private volatile long completedUpTo;
     private volatile boolean destroyed;
+    /** Held while the verbs resources are freed and while disconnecting: the two never overlap. */
+    private final Object lifecycle = new Object();
     private Completions completions;
 
     /** Registers the control buffer on {@code verbs} and posts every receive; destroys the verbs on failure. */
@@ -297,9 +299,17 @@ final class QueuePair {
         return verbs.awaitEvent(timeoutMillis);
     }
 
-    /** Disconnects the RDMA connection (the CM id stays; its owner destroys it). */
+    /**
+     * Disconnects the RDMA connection (the CM id stays; its owner destroys it). Never once the queue
+     * pair is destroyed, nor while {@link #destroy()} frees it: rdma_disconnect moves the id's QP to
+     * the error state, and a QP freed under it by the completion thread crashed the JVM (SIGSEGV in
+     * libibverbs, the CM thread disconnecting on DISCONNECTED while the completion thread destroyed).
+     */
     void disconnect() throws IOException {
-        verbs.disconnect();
+        synchronized (lifecycle) {
+            if (destroyed) return;
+            verbs.disconnect();
+        }
     }
 
     void traceQp(String state, String detail) {
@@ -323,7 +333,9 @@ final class QueuePair {
             sendLock.unlock();
         }
         int qpNum = verbs.qpNum();
-        verbs.destroy();
+        synchronized (lifecycle) {
+            verbs.destroy();
+        }
         traceQp("DESTROYED", "qp_num=" + qpNum);
     }
 

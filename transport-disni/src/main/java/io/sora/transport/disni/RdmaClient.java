@@ -71,7 +71,7 @@ final class RdmaClient {
             if (type == EventType.RDMA_CM_EVENT_DISCONNECTED && m != null) {
                 m.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
                 try {
-                    id.disconnect(); // completes the peer's disconnect (IB CM needs both sides)
+                    m.qp.disconnect(); // completes the peer's disconnect (IB CM needs both sides); guarded against the QP's destruction
                 } catch (IOException | RuntimeException e) {
                     // we disconnected already
                 }

@@ -57,7 +57,7 @@ final class RdmaPending implements RdmaMedium.PairingListener, CmLoop.Handler {
             medium.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
             aborted("client dropped the RDMA connection before COMMIT");
             try {
-                cmId.disconnect();
+                medium.qp.disconnect(); // guarded against the completion thread destroying the QP
             } catch (IOException | RuntimeException e) {
                 // disconnected already
             }
