@@ -110,6 +110,11 @@ final class ConnectionManager implements SoraDelegate {
         if (rule == null) return;
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) return;
+        // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
+        // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
+        // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
+        // yet, so it waits for nothing meanwhile.
+        PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
         Announcement a = transport.announce(remote, options(rule));
         if (a != null) {

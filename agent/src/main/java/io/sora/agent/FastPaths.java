@@ -25,14 +25,37 @@ import java.util.Map;
  * application sees.
  */
 final class FastPaths {
+    /** What {@code status} shows for a fast path no rule uses: it was never probed. */
+    static final String NOT_PROBED = "not probed: no rule in the configuration uses it";
+    private static final Availability NOT_USED = Availability.unavailable(new IllegalStateException(NOT_PROBED));
+
     private final Map<Provider, Transport> transports;
 
-    private FastPaths(Map<Provider, Transport> transports) {
+    private final java.util.Set<Provider> deferred;
+
+    private FastPaths(Map<Provider, Transport> transports, java.util.Set<Provider> deferred) {
         this.transports = transports;
+        this.deferred = java.util.Collections.unmodifiableSet(deferred);
     }
 
+    /** The fast paths whose probe was left to {@link #probeDeferred} (or to the first connection). */
+    java.util.Set<Provider> deferred() {
+        return deferred;
+    }
+
+    /** Probes every fast path (the operator's tools: doctor, status of this machine). */
     static FastPaths initialize(Tracer tracer) {
-        return initialize(tracer, RuleSet.empty(), null);
+        return initialize(tracer, RuleSet.empty(), null, true);
+    }
+
+    /**
+     * Probes only the fast paths the rules use, and all of them when the JSOR trace is on (its
+     * {@code initverbs}/{@code initjsor} lines report every probe, as JSOR's did). A path no rule
+     * uses costs nothing: the RDMA probe loads DiSNI and libibverbs and, where a device exists, pairs
+     * a self-test connection (tens of milliseconds to seconds of the application's start-up).
+     */
+    static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst) {
+        return initialize(tracer, rules, inst, tracer.isOn(Category.JSOR));
     }
 
     /**
@@ -40,37 +63,52 @@ final class FastPaths {
      *              connections bind (a wildcard address = the RDMA device's)
      * @param inst  the agent's instrumentation; null outside an agent (DiSNI's module access is then not checked)
      */
-    static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst) {
+    private static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst, boolean probeAll) {
+        boolean rdmaUsed = probeAll || rules.rules().stream().anyMatch(r -> r.provider() == Provider.RDMA);
+        boolean shmUsed = probeAll || rules.rules().stream().anyMatch(r -> r.provider() == Provider.SHM);
         Map<Provider, Transport> map = new EnumMap<>(Provider.class);
+        java.util.Set<Provider> deferred = java.util.EnumSet.noneOf(Provider.class);
         // JSOR's layering: the NET boundary (initialize0) wraps the native RDMA_Init
         if (tracer.isOn(Category.NET)) {
             tracer.entry(Hook.INITIALIZE_ENTRY, 0, null);
         }
         entry(tracer, Hook.RDMA_INIT_ENTRY, null);
 
-        String denied = inst == null ? null : RdmaModuleAccess.check(FastPaths.class.getClassLoader());
-        entry(tracer, Hook.INITVERBS_ENTRY, denied);
-        DisniTransport rdma = DisniTransport.create(tracer);
-        applyBindRule(rdma, rules);
-        Availability rdmaAvailability = rdma.availability();
-        exit(tracer, Hook.INITVERBS_EXIT, rdmaAvailability);
-        map.put(Provider.RDMA, rdma);
+        Availability rdmaAvailability = NOT_USED;
+        if (rdmaUsed) {
+            String denied = inst == null ? null : RdmaModuleAccess.check(FastPaths.class.getClassLoader());
+            entry(tracer, Hook.INITVERBS_ENTRY, denied);
+            DisniTransport rdma = DisniTransport.create(tracer);
+            applyBindRule(rdma, rules);
+            rdmaAvailability = rdma.availability();
+            exit(tracer, Hook.INITVERBS_EXIT, rdmaAvailability);
+            map.put(Provider.RDMA, rdma);
+        }
 
-        entry(tracer, Hook.INITJSOR_ENTRY, null);
-        ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), tracer);
-        shm.initialize();
-        Availability shmAvailability = shm.availability();
-        exit(tracer, Hook.INITJSOR_EXIT, shmAvailability);
-        map.put(Provider.SHM, shm);
+        Availability shmAvailability = NOT_USED;
+        if (shmUsed && !tracer.isOn(Category.JSOR)) {
+            // probed off the application's main thread (probeDeferred, from the agent's background
+            // thread) or by the first connection that needs it, whichever comes first
+            map.put(Provider.SHM, new ShmTransport(ShmSettings.fromSystemProperties(), tracer));
+            deferred.add(Provider.SHM);
+            shmAvailability = null;
+        } else if (shmUsed) {
+            entry(tracer, Hook.INITJSOR_ENTRY, null);
+            ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), tracer);
+            shm.initialize();
+            shmAvailability = shm.availability();
+            exit(tracer, Hook.INITJSOR_EXIT, shmAvailability);
+            map.put(Provider.SHM, shm);
+        }
 
-        boolean any = rdmaAvailability.isAvailable() || shmAvailability.isAvailable();
+        boolean any = rdmaAvailability.isAvailable() || shmAvailability == null || shmAvailability.isAvailable();
         if (tracer.isOn(Category.JSOR)) {
             tracer.exit(Hook.RDMA_INIT_EXIT, 0, any ? 0 : -1, null);
         }
         if (tracer.isOn(Category.NET)) {
             tracer.exit(Hook.INITIALIZE_EXIT, 0, any ? 0 : -1, null);
         }
-        return new FastPaths(Collections.unmodifiableMap(map));
+        return new FastPaths(Collections.unmodifiableMap(map), deferred);
     }
 
     private static void applyBindRule(DisniTransport rdma, RuleSet rules) {
@@ -93,6 +131,13 @@ final class FastPaths {
         if (tracer.isOn(Category.JSOR)) {
             tracer.exit(hook, 0, a.isAvailable() ? 0 : -1,
                     a.unavailabilityCause().map(c -> "cause=" + c.getMessage()).orElse(null));
+        }
+    }
+
+    /** Probes what {@link #initialize} left to the first use (from a background thread at start-up). */
+    void probeDeferred() {
+        for (Transport t : transports.values()) {
+            t.availability();
         }
     }
 

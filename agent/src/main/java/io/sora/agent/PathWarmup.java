@@ -20,10 +20,27 @@ import java.net.Socket;
 import java.time.Duration;
 
 /**
- * Pairs one throw-away shm connection over loopback in a background thread at start-up, so that the
- * application's first pairing does not pay for class loading, linking and first-time initialisation
- * (selectors, secure random, mapped buffers, var handles): cold, that took 80 to 100 ms here, about
- * the whole of the default 100 ms pairing wait, so a first connection could fall back to TCP.
+ * The agent's start-up work off the application's threads, in one background thread: probing the
+ * fast paths the rules use, then warming up the shm path so that the application's first pairing and
+ * first messages do not pay for it cold.
+ *
+ * <ol>
+ *   <li>the data path, in process ({@code DataPathWarmup}): round trips of a few sizes, then some with
+ *       the echo on a second thread so the waiting code is run and profiled too;</li>
+ *   <li>one throw-away pairing over loopback: class loading, linking and first-time initialisation of
+ *       selectors, secure random, mapped buffers (cold, 80 to 100 ms here, about the whole default
+ *       pairing wait);</li>
+ *   <li>the compilations all this queued: it returns once the JIT compiler threads have been idle for
+ *       a few polls ({@link CompilerActivity}).</li>
+ * </ol>
+ *
+ * <p>A JVM's first pairing waits for all this (at most {@value #DEFAULT_WAIT_MILLIS} ms by default,
+ * {@code -Dsora.warmup.wait=MS}; 0: never): the client before it announces itself, the server after
+ * pairing. Measured on this project's 2-CPU machine, cold JVMs, the JSOR sample (1,000 round trips
+ * of 4 KiB): with the data path compiled while the application's first round trips ran, shm was
+ * slower than TCP (0.65x unpinned, 0.35x with both JVMs on one CPU); waiting for the warm-up and its
+ * compilations, faster (docs/benchmarks/field.md). The price is the first connection's set-up, by
+ * what remains of the warm-up when the application first connects.
  *
  * <p>It runs on its own transport instance with tracing off (the trace shows only the application's
  * connections) and marks its thread so the agent's socket advice ignores its sockets. Failures are
@@ -32,31 +49,35 @@ import java.time.Duration;
 final class PathWarmup {
     /**
      * Round trips through the in-process data path: enough for the stream and medium methods to
-     * pass the JIT's thresholds (C1 at a few hundred calls, C2 at some thousands), about 10-20 ms of
-     * one thread here, off the application's threads.
+     * pass the JIT's thresholds (C1 at a few hundred calls, C2 at some thousands: with 3,000 the
+     * C2 compilations of the stream methods came later, during the application's round trips).
      */
-    static final int DATA_PATH_ROUNDS = Integer.getInteger("sora.warmup.rounds", 3000);
+    static final int DATA_PATH_ROUNDS = Integer.getInteger("sora.warmup.rounds", 6000);
 
     /** The warm-up's listener while it runs, so that a JVM exiting meanwhile removes its rendezvous file. */
     private static volatile ServerBinding running;
 
-    /** Counted down when the in-process data-path warm-up is over (or was never going to run). */
+    /** Counted down when the warm-up is over (or was never going to run). */
     private static final java.util.concurrent.CountDownLatch DATA_PATH_DONE = new java.util.concurrent.CountDownLatch(1);
+    static final long DEFAULT_WAIT_MILLIS = 300;
     /**
-     * How long a freshly paired connection may wait for that warm-up: it started with the agent, so
-     * this is rarely reached; a data path still cold would cost the application's first round trips
-     * milliseconds each, and a warm-up running beside them competes for their CPU.
+     * How long a JVM's first pairing may wait for the warm-up (which started with the agent): a data
+     * path still cold would cost the application's first round trips milliseconds each, and a
+     * warm-up running beside them competes for their CPU. Also the warm-up's own bound.
      */
-    static final long DATA_PATH_WAIT_MILLIS = 200;
+    static final long DATA_PATH_WAIT_MILLIS = Math.max(0, Long.getLong("sora.warmup.wait", DEFAULT_WAIT_MILLIS));
+    /** The JIT counts as done with the warm-up's compilations when idle at this many polls in a row. */
+    private static final int QUIET_POLLS = 4;
+    private static final long QUIET_POLL_MILLIS = 5;
 
     private static volatile boolean warmDataPath;
 
     private PathWarmup() {
     }
 
-    /** Returns once the data-path warm-up is over, or after {@link #DATA_PATH_WAIT_MILLIS}. */
+    /** Returns once the warm-up is over, or after {@link #DATA_PATH_WAIT_MILLIS}. */
     static void awaitDataPath() {
-        if (DATA_PATH_DONE.getCount() == 0 || ConnectionManager.INTERNAL.get() != null) return;
+        if (DATA_PATH_DONE.getCount() == 0 || ConnectionManager.INTERNAL.get() != null || DATA_PATH_WAIT_MILLIS == 0) return;
         try {
             DATA_PATH_DONE.await(DATA_PATH_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -72,15 +93,24 @@ final class PathWarmup {
         }
     }
 
-    /** @param dataPath whether a shm rule exists: only then is the in-process data path warmed up */
-    static void start(boolean dataPath) {
+    /**
+     * @param dataPath whether a shm rule exists: only then is the in-process data path warmed up
+     * @param first    start-up work kept off the application's main thread (probing the fast paths):
+     *                 runs first in the same thread, also when the warm-up itself is disabled
+     */
+    static void start(boolean dataPath, Runnable first) {
         warmDataPath = dataPath;
         if (!dataPath) DATA_PATH_DONE.countDown();
-        if (Boolean.getBoolean("sora.warmup.disabled")) {
-            DATA_PATH_DONE.countDown();
-            return;
-        }
-        Thread t = new Thread(PathWarmup::run, "sora-warmup");
+        boolean disabled = Boolean.getBoolean("sora.warmup.disabled");
+        if (disabled) DATA_PATH_DONE.countDown();
+        Thread t = new Thread(() -> {
+            try {
+                first.run();
+            } catch (RuntimeException e) {
+                // the first connection that needs a fast path probes it again, and reports
+            }
+            if (!disabled) run();
+        }, "sora-warmup");
         t.setDaemon(true);
         t.setPriority(Thread.MIN_PRIORITY);
         t.start();
@@ -88,19 +118,36 @@ final class PathWarmup {
 
     private static void run() {
         ConnectionManager.INTERNAL.set(Boolean.TRUE);
-        ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
-        if (!shm.availability().isAvailable()) {
-            DATA_PATH_DONE.countDown();
-            return;
-        }
-        // the data path first: its var handles linked and its methods compiled before the
-        // application's first messages (cold, the first round trips took ~2.6 ms each here)
+        long t0 = System.nanoTime();
         try {
+            ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
+            if (!shm.availability().isAvailable()) return;
+            // the data path: its var handles linked and its methods compiled before the application's
+            // first messages (cold, the first round trips took ~2.6 ms each here)
             if (warmDataPath) shm.warmDataPath(DATA_PATH_ROUNDS);
+            long t1 = System.nanoTime();
+            shm.removeLeftovers();
+            pairOnce(shm);
+            long t2 = System.nanoTime();
+            // then let the compilations all this queued finish: a JIT compiling sora's data path
+            // while the application's first round trips run takes their CPU (measured on two CPUs,
+            // unpinned, cold JVMs: the JSOR sample's round trips took 2-3x longer)
+            boolean quiet = CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
+            if (StartupTimer.ON) {
+                System.err.println("[sora] start-up, background warm-up: data path " + StartupTimer.millis(t1 - t0)
+                        + " ms, pairing " + StartupTimer.millis(t2 - t1) + " ms, waiting for the JIT compiler "
+                        + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (quiet ? "it went quiet" : "still busy") + ")");
+            }
+        } catch (RuntimeException e) {
+            // a warm-up only
         } finally {
             DATA_PATH_DONE.countDown();
+            ConnectionManager.INTERNAL.remove();
         }
-        shm.removeLeftovers();
+    }
+
+    /** One throw-away pairing over loopback, through the same code as the application's. */
+    private static void pairOnce(ShmTransport shm) {
         PairingOptions options = new PairingOptions(4096, 4096, Duration.ofSeconds(5));
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             ServerBinding binding = shm.listen((InetSocketAddress) server.getLocalSocketAddress(),
@@ -115,7 +162,6 @@ final class PathWarmup {
             // a warm-up only
         } finally {
             running = null;
-            ConnectionManager.INTERNAL.remove();
         }
     }
 

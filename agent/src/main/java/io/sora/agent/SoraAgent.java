@@ -81,6 +81,7 @@ public final class SoraAgent {
             return;
         }
         Tracer tracer = Tracer.OFF;
+        StartupTimer timer = new StartupTimer();
         try {
             Properties sys = System.getProperties();
             AgentOptions options = AgentOptions.parse(args);
@@ -89,11 +90,16 @@ public final class SoraAgent {
                 tracer = Traces.create(TraceConfig.parse(spec, options.traceFile(sys)));
             }
             List<String> problems = new ArrayList<>();
+            timer.mark("options and trace");
             RuleSet rules = loadRules(options, sys, tracer, problems);
+            timer.mark("rules");
             FastPaths fastPaths = FastPaths.initialize(tracer, rules, inst);
-            warnUnavailable(rules, fastPaths);
+            // a path probed now is reported now; a deferred one (shm) by the background thread that probes it
+            warnUnavailable(rules, fastPaths, p -> !fastPaths.deferred().contains(p));
+            timer.mark("fast paths");
             ConnectionRegistry registry = new ConnectionRegistry();
             ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
+            timer.mark("connection manager");
             // Byte Buddy's advice only where the mt trace needs entry/exit events; otherwise the lean
             // transformer, which costs a fraction of the start-up (see LeanSocketPatch)
             boolean mt = tracer.isOn(Category.MT) || Boolean.getBoolean("sora.instrumentation.bytebuddy");
@@ -108,6 +114,7 @@ public final class SoraAgent {
                 warmUp();
             }
             SoraBridge.install(manager, tracer.isOn(Category.MT));
+            timer.mark("bridge");
             if (!rules.isEmpty() || tracer.isOn(Category.MT) || tracer.isOn(Category.NET)) {
                 if (instrumentation instanceof SocketInstrumentation bb) {
                     installWithoutUnsafe(bb, bridge);
@@ -115,18 +122,24 @@ public final class SoraAgent {
                     instrumentation.install(bridge);
                 }
             }
+            timer.mark("socket patch");
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
             SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
             running = agent;
             if (!rules.isEmpty()) {
                 // the in-process data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings
-                PathWarmup.start(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM));
+                PathWarmup.start(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
+                    fastPaths.probeDeferred();
+                    warnUnavailable(rules, fastPaths, fastPaths.deferred()::contains);
+                });
             }
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
             publish(bean, attached);
+            timer.mark("warm-up thread and bean");
+            timer.print();
         } catch (Throwable t) {
             SoraBridge.install(null, false);
             System.err.println("[sora] ERROR agent failed to start; the application continues over TCP: " + t);
@@ -279,8 +292,9 @@ public final class SoraAgent {
      * One clear warning per fast path that the rules ask for but this machine cannot give (the cause,
      * and that those connections use TCP); the details are in the trace and in {@code doctor}.
      */
-    private static void warnUnavailable(RuleSet rules, FastPaths fastPaths) {
+    private static void warnUnavailable(RuleSet rules, FastPaths fastPaths, java.util.function.Predicate<Provider> which) {
         for (io.sora.rules.Provider p : io.sora.rules.Provider.values()) {
+            if (!which.test(p)) continue;
             io.sora.transport.Transport t = fastPaths.transports().get(p);
             if (t == null || t.availability().isAvailable()
                     || rules.rules().stream().noneMatch(r -> r.provider() == p)) {
@@ -334,10 +348,14 @@ public final class SoraAgent {
 
     private List<FastPathInfo> fastPathInfo() {
         List<FastPathInfo> out = new ArrayList<>();
-        for (Map.Entry<Provider, Transport> e : fastPaths.transports().entrySet()) {
-            var a = e.getValue().availability();
-            out.add(new FastPathInfo(e.getKey().keyword(), a.isAvailable(),
-                    a.unavailabilityCause().map(Throwable::getMessage).orElse(null)));
+        for (Provider p : Provider.values()) {
+            Transport t = fastPaths.transports().get(p);
+            if (t == null) {
+                out.add(new FastPathInfo(p.keyword(), false, FastPaths.NOT_PROBED));
+                continue;
+            }
+            var a = t.availability();
+            out.add(new FastPathInfo(p.keyword(), a.isAvailable(), a.unavailabilityCause().map(Throwable::getMessage).orElse(null)));
         }
         return out;
     }

@@ -17,6 +17,8 @@ import java.lang.reflect.Method;
 public final class SoraLauncher {
     private static final String AGENT_CLASS = "io.sora.agent.SoraAgent";
     private static final String CLI_CLASS = "io.sora.agent.cli.Cli";
+    /** {@code -Dsora.startup.timing=true}: each start-up phase's cost on stderr (docs/troubleshooting.md). */
+    private static final String TIMING_PROPERTY = "sora.startup.timing";
 
     private SoraLauncher() {
     }
@@ -41,13 +43,21 @@ public final class SoraLauncher {
 
     private static void start(String args, Instrumentation inst, boolean attached) {
         try {
+            long t0 = System.nanoTime();
             File jar = agentJar();
             AgentClassLoader loader = AgentClassLoader.forAgentJar(jar, true);
+            long t1 = System.nanoTime();
             BootstrapInjector.inject(jar, inst);
+            long t2 = System.nanoTime();
             try {
                 loader.grantNativeModules(inst);
             } catch (Exception | LinkageError e) {
                 // the agent reports what is missing (RdmaModuleAccess): RDMA then stays off, shm waits by spinning
+            }
+            long t3 = System.nanoTime();
+            if (Boolean.getBoolean(TIMING_PROPERTY)) {
+                System.err.printf("[sora] start-up: class loader %.1f ms, bootstrap bridge %.1f ms, native modules %.1f ms%n",
+                        (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
             }
             Class<?> agent = Class.forName(AGENT_CLASS, true, loader);
             Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class);

@@ -13,7 +13,8 @@ import java.security.SecureRandom;
  * Runs the shm data path in this process, with no peer and no pairing, so that the application's
  * first messages do not pay for it cold. Both ends of one connection sit on one segment in this
  * thread: messages of a few sizes go out and back {@code rounds} times, and the sleep announcements
- * and wake-ups are exercised once, without sleeping. That links every var-handle access mode the
+ * and wake-ups are exercised once, without sleeping; then an eighth as many round trips with the
+ * echo on a second thread, so that reads and writes really wait (see {@link #pingPong}). That links every var-handle access mode the
  * path uses (each costs about a millisecond the first time, in the application's thread otherwise)
  * and gets the stream and medium methods compiled: measured here, the JSOR sample's first ten round
  * trips from a cold JVM took ~2.6 ms each without it.
@@ -71,6 +72,7 @@ final class DataPathWarmup {
                     a.inputStream().available();
                 }
             }
+            pingPong(a, b, msg, got, Math.max(1, rounds / 8));
             a.close();
             b.close();
             return true;
@@ -82,6 +84,64 @@ final class DataPathWarmup {
             } catch (IOException ignored) {
                 // the next start's leftover sweep removes it
             }
+        }
+    }
+
+    /**
+     * Round trips with the echo on a second thread, so that reads and writes wait for each other as
+     * an application's do: the waiting code (spinning, yielding, sleeping and being woken) runs and is
+     * profiled here. Without it the compiled stream methods had never seen a read wait, and the
+     * application's first waits deoptimised and recompiled them on its time.
+     */
+    private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds)
+            throws IOException {
+        Thread echo = new Thread(() -> {
+            byte[] buf = new byte[msg.length];
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    int n = (i & 1) == 0 ? 64 : 4096;
+                    readFully(b.inputStream(), buf, n);
+                    b.outputStream().write(buf, 0, n);
+                }
+            } catch (IOException e) {
+                closeQuietly(b); // the other side's read ends with EOF, not a hang
+            }
+        }, "sora-warmup-echo");
+        echo.setDaemon(true);
+        echo.start();
+        try {
+            for (int i = 0; i < rounds; i++) {
+                int n = (i & 1) == 0 ? 64 : 4096;
+                a.outputStream().write(msg, 0, n);
+                readFully(a.inputStream(), got, n);
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(a); // the echo's read ends with EOF, not a hang
+            closeQuietly(b);
+            throw e;
+        } finally {
+            try {
+                echo.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void closeQuietly(RingConnection c) {
+        try {
+            c.close();
+        } catch (RuntimeException ignored) {
+            // a warm-up only
+        }
+    }
+
+    private static void readFully(InputStream in, byte[] dst, int n) throws IOException {
+        int got = 0;
+        while (got < n) {
+            int r = in.read(dst, got, n - got);
+            if (r < 0) throw new IOException("warm-up connection ended");
+            got += r;
         }
     }
 
