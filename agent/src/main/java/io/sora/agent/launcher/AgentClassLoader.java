@@ -8,15 +8,20 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -171,20 +176,73 @@ public final class AgentClassLoader extends URLClassLoader {
         return Collections.enumeration(kept);
     }
 
-    private static Path cacheDir(File agentJar) throws IOException {
+    /** The private directory used instead of an unsafe cache, once per JVM (see {@link #cacheDir}). */
+    private static Path fallbackDir;
+
+    private static synchronized Path cacheDir(File agentJar) throws IOException {
+        if (fallbackDir != null) return fallbackDir;
         String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9_.-]", "_");
         String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified());
         Path base = Path.of(System.getProperty("java.io.tmpdir"), "sora-" + user);
-        if (!Files.isDirectory(base)) {
+        if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
             try {
-                Files.createDirectories(base, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                Files.createDirectory(base, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             } catch (UnsupportedOperationException e) {
-                Files.createDirectories(base);
+                Files.createDirectory(base);
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                // created meanwhile by another JVM (or another user): checked below like any other
             }
+        }
+        String unsafe = unsafeReason(base);
+        if (unsafe != null) {
+            // The jars in this directory become code in this JVM: a directory that another user owns or
+            // can write must not be used (it could hold their classes). A private one of our own instead,
+            // used once: slower starts, never someone else's code.
+            Path own = Files.createTempDirectory("sora-agent-");
+            own.toFile().deleteOnExit(); // registered first, so deleted last: after the files put into it
+            System.err.println("[sora] WARN not using the agent cache " + base + " (" + unsafe
+                    + "); extracting into " + own + " for this run");
+            fallbackDir = own;
+            return own;
         }
         Path dir = base.resolve("agent-" + key);
         Files.createDirectories(dir);
         return dir;
+    }
+
+    /**
+     * Null if {@code dir} is a real directory (not a link) owned by this process's user with no access
+     * for group or others; otherwise what is wrong with it.
+     */
+    static String unsafeReason(Path dir) throws IOException {
+        PosixFileAttributes a;
+        try {
+            a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (UnsupportedOperationException e) {
+            return null; // not a POSIX file system: nothing to check this way
+        }
+        if (!a.isDirectory()) return "not a directory" + (a.isSymbolicLink() ? " but a symbolic link" : "");
+        UserPrincipal me = processOwner();
+        if (me != null && !a.owner().equals(me)) return "owned by " + a.owner().getName() + ", not " + me.getName();
+        Set<PosixFilePermission> p = a.permissions();
+        for (PosixFilePermission bad : List.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
+                PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE,
+                PosixFilePermission.OTHERS_EXECUTE)) {
+            if (p.contains(bad)) return "mode " + PosixFilePermissions.toString(p) + ", not rwx------";
+        }
+        return null;
+    }
+
+    /** The effective user of this process: the owner of {@code /proc/self} on Linux, else of a new file. */
+    private static UserPrincipal processOwner() throws IOException {
+        Path self = Path.of("/proc/self");
+        if (Files.exists(self)) return Files.getOwner(self);
+        Path probe = Files.createTempFile("sora-owner-", ".tmp");
+        try {
+            return Files.getOwner(probe);
+        } finally {
+            Files.deleteIfExists(probe);
+        }
     }
 
     private static Path extract(ZipFile zip, ZipEntry e, Path target) throws IOException {
@@ -198,6 +256,9 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     private static void writeAtomically(InputStream in, Path target) throws IOException {
+        synchronized (AgentClassLoader.class) {
+            if (fallbackDir != null && fallbackDir.equals(target.getParent())) target.toFile().deleteOnExit();
+        }
         Path tmp = Files.createTempFile(target.getParent(), target.getFileName().toString(), ".tmp");
         try {
             Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
