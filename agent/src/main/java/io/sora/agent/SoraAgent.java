@@ -72,6 +72,16 @@ public final class SoraAgent {
 
     /** Called by the launcher through reflection. Never throws. */
     public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar) {
+        start(args, inst, attached, agentJar, false);
+    }
+
+    /**
+     * Called by the launcher through reflection. Never throws.
+     *
+     * @param late started after the application's start-up, when the bean is due (no rule file, no
+     *             trace: see the launcher): the bean is registered at once
+     */
+    public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar, boolean late) {
         if (args != null && args.trim().equals(DETACH)) {
             detachThroughJmx();
             return;
@@ -137,7 +147,7 @@ public final class SoraAgent {
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
-            publish(bean, attached);
+            publish(bean, attached || late);
             timer.mark("warm-up thread and bean");
             timer.print();
         } catch (Throwable t) {

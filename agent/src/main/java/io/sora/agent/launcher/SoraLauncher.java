@@ -25,7 +25,42 @@ public final class SoraLauncher {
 
     /** {@code -javaagent:sora-agent.jar[=options]}. */
     public static void premain(String args, Instrumentation inst) {
+        if (hasNothingToDoAtStartUp(args, System.getProperties())) {
+            startLate(args, inst);
+            return;
+        }
         start(args, inst, false);
+    }
+
+    /**
+     * True when the agent was given no rule file, no trace and no argument at all: then no socket can
+     * ever pair and nothing is traced, and all the agent still does is register its bean for
+     * {@code status}/{@code detach}, {@code -Dsora.jmx.delay} ms after start-up. So nothing is loaded
+     * now: the application starts as fast as without the agent (the agent's class loader alone costs
+     * tens of milliseconds of its main thread).
+     */
+    static boolean hasNothingToDoAtStartUp(String args, java.util.Properties sys) {
+        return (args == null || args.isBlank()) && sys.getProperty("sora.conf") == null
+                && sys.getProperty("com.ibm.net.rdma.conf") == null && sys.getProperty("sora.trace") == null;
+    }
+
+    /**
+     * Starts the agent in a daemon thread when its bean is due ({@code -Dsora.jmx.delay}, default 2000 ms),
+     * registering it at once; with {@code -Dsora.jmx=false} there is nothing to start at all.
+     */
+    private static void startLate(String args, Instrumentation inst) {
+        if (!Boolean.parseBoolean(System.getProperty("sora.jmx", "true"))) return;
+        long delay = Math.max(0, Long.getLong("sora.jmx.delay", 2000L));
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(delay);
+            } catch (InterruptedException e) {
+                return;
+            }
+            startNow(args, inst, false, true);
+        }, "sora-start");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Hot attach: {@code java -jar sora-agent.jar attach <pid>} or any attach tool. */
@@ -42,6 +77,11 @@ public final class SoraLauncher {
     }
 
     private static void start(String args, Instrumentation inst, boolean attached) {
+        startNow(args, inst, attached, false);
+    }
+
+    /** @param late started by {@link #startLate}: the bean is due now */
+    private static void startNow(String args, Instrumentation inst, boolean attached, boolean late) {
         try {
             long t0 = System.nanoTime();
             File jar = agentJar();
@@ -60,8 +100,8 @@ public final class SoraLauncher {
                         (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
             }
             Class<?> agent = Class.forName(AGENT_CLASS, true, loader);
-            Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class);
-            m.invoke(null, args, inst, attached, jar);
+            Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class, boolean.class);
+            m.invoke(null, args, inst, attached, jar, late);
         } catch (Throwable t) {
             Throwable cause = t instanceof java.lang.reflect.InvocationTargetException && t.getCause() != null ? t.getCause() : t;
             System.err.println("[sora] ERROR agent failed to start; the application continues over TCP: " + cause);
