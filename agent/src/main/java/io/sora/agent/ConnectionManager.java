@@ -108,6 +108,7 @@ final class ConnectionManager implements SoraDelegate {
         }
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) return;
+        if (rule.provider() == Provider.SHM) PathWarmup.begin();
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) return;
         // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
@@ -215,9 +216,9 @@ final class ConnectionManager implements SoraDelegate {
     private Listeners listen(InetSocketAddress bound, boolean adopt) {
         Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
         for (Map.Entry<Provider, Transport> e : transports.entrySet()) {
-            if (!acceptRuleMayMatch(e.getKey(), bound) || !e.getValue().availability().isAvailable()) {
-                continue;
-            }
+            if (!acceptRuleMayMatch(e.getKey(), bound)) continue;
+            if (e.getKey() == Provider.SHM) PathWarmup.begin(); // a shm client may come: warm up now
+            if (!e.getValue().availability().isAvailable()) continue;
             try {
                 bindings.put(e.getKey(), e.getValue().listen(bound, policyFor(e.getKey(), adopt)));
                 if (tracer.isOn(Category.NET)) {

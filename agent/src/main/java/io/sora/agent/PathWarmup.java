@@ -75,9 +75,10 @@ final class PathWarmup {
     private PathWarmup() {
     }
 
-    /** Returns once the warm-up is over, or after {@link #DATA_PATH_WAIT_MILLIS}. */
+    /** Returns once the warm-up is over (or never began), or after {@link #DATA_PATH_WAIT_MILLIS}. */
     static void awaitDataPath() {
-        if (DATA_PATH_DONE.getCount() == 0 || ConnectionManager.INTERNAL.get() != null || DATA_PATH_WAIT_MILLIS == 0) return;
+        if (DATA_PATH_DONE.getCount() == 0 || ConnectionManager.INTERNAL.get() != null || DATA_PATH_WAIT_MILLIS == 0
+                || !BEGUN.get()) return;
         try {
             DATA_PATH_DONE.await(DATA_PATH_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -93,14 +94,34 @@ final class PathWarmup {
         }
     }
 
+    /** The work {@link #begin} starts; null until the agent prepared it. */
+    private static volatile Runnable pending;
+    private static final java.util.concurrent.atomic.AtomicBoolean BEGUN = new java.util.concurrent.atomic.AtomicBoolean();
+
     /**
-     * @param dataPath whether a shm rule exists: only then is the in-process data path warmed up
+     * At agent start: records the work, starts nothing. It begins at the first sign that a shm
+     * connection may follow ({@link #begin}: a server socket bound where a shm accept rule may match,
+     * a connect matching a shm rule), so that rules matching nothing cost nothing (on one CPU the
+     * warm-up beside an application that never pairs slowed it down by tens of per cent).
+     *
+     * @param dataPath whether a shm rule exists: only then can the warm-up ever begin
      * @param first    start-up work kept off the application's main thread (probing the fast paths):
-     *                 runs first in the same thread, also when the warm-up itself is disabled
+     *                 runs first in the warm-up's thread, also when the warm-up itself is disabled
      */
-    static void start(boolean dataPath, Runnable first) {
+    static void prepare(boolean dataPath, Runnable first) {
         warmDataPath = dataPath;
-        if (!dataPath) DATA_PATH_DONE.countDown();
+        if (!dataPath) {
+            DATA_PATH_DONE.countDown();
+            return;
+        }
+        pending = first;
+    }
+
+    /** Starts the prepared warm-up in its own thread, the first time; any later call does nothing. */
+    static void begin() {
+        Runnable first = pending;
+        if (first == null || !BEGUN.compareAndSet(false, true)) return;
+        pending = null;
         boolean disabled = Boolean.getBoolean("sora.warmup.disabled");
         if (disabled) DATA_PATH_DONE.countDown();
         Thread t = new Thread(() -> {

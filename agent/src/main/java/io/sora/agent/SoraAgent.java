@@ -139,7 +139,7 @@ public final class SoraAgent {
             running = agent;
             if (!rules.isEmpty()) {
                 // the in-process data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings
-                PathWarmup.start(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
+                PathWarmup.prepare(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
                     fastPaths.probeDeferred();
                     warnUnavailable(rules, fastPaths, fastPaths.deferred()::contains);
                 });
