@@ -67,7 +67,18 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
         inst.redefineModule(javaBase, Set.of(bridge.getModule()), Map.of(), Map.of(), Set.of(), Map.of());
         installed = true;
         inst.addTransformer(this, true);
-        inst.retransformClasses(java.net.Socket.class, java.net.ServerSocket.class);
+        // Classes not loaded yet are patched as they load (a class literal here would load them, and
+        // then patch them twice); only those already loaded are retransformed. Patching is idempotent
+        // (a retransformation starts from the original class file), so a class that loads meanwhile is
+        // right either way. At JVM start-up neither is usually loaded: no JVMTI retransformation, and
+        // an application that never opens a socket never pays for the patch at all.
+        List<Class<?>> loaded = new java.util.ArrayList<>(2);
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (c.getClassLoader() == null && (c.getName().equals("java.net.Socket") || c.getName().equals("java.net.ServerSocket"))) {
+                loaded.add(c);
+            }
+        }
+        if (!loaded.isEmpty()) inst.retransformClasses(loaded.toArray(new Class<?>[0]));
     }
 
     @Override

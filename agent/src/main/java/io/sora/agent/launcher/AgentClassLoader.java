@@ -11,17 +11,13 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -176,12 +172,23 @@ public final class AgentClassLoader extends URLClassLoader {
         return Collections.enumeration(kept);
     }
 
+    /** {@code name} with every character but letters, digits, {@code _ . -} replaced by {@code _} (no regex: start-up). */
+    static String fileNameSafe(String name) {
+        char[] c = name.toCharArray();
+        for (int i = 0; i < c.length; i++) {
+            char ch = c[i];
+            boolean ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+            if (!ok) c[i] = '_';
+        }
+        return new String(c);
+    }
+
     /** The private directory used instead of an unsafe cache, once per JVM (see {@link #cacheDir}). */
     private static Path fallbackDir;
 
     private static synchronized Path cacheDir(File agentJar) throws IOException {
         if (fallbackDir != null) return fallbackDir;
-        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9_.-]", "_");
+        String user = fileNameSafe(System.getProperty("user.name", "user"));
         String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified());
         Path base = Path.of(System.getProperty("java.io.tmpdir"), "sora-" + user);
         if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
@@ -212,37 +219,26 @@ public final class AgentClassLoader extends URLClassLoader {
 
     /**
      * Null if {@code dir} is a real directory (not a link) owned by this process's user with no access
-     * for group or others; otherwise what is wrong with it.
+     * for group or others; otherwise what is wrong with it. Numeric ({@code unix:mode}, {@code unix:uid}:
+     * one {@code lstat}, no user-name lookup, which can cost milliseconds through NSS).
      */
     static String unsafeReason(Path dir) throws IOException {
-        PosixFileAttributes a;
+        Map<String, Object> a;
+        int me;
         try {
-            a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (UnsupportedOperationException e) {
-            return null; // not a POSIX file system: nothing to check this way
+            a = Files.readAttributes(dir, "unix:mode,uid", LinkOption.NOFOLLOW_LINKS);
+            me = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (UnsupportedOperationException | IllegalArgumentException | java.nio.file.NoSuchFileException e) {
+            return null; // not Linux with a POSIX file system: nothing to check this way
         }
-        if (!a.isDirectory()) return "not a directory" + (a.isSymbolicLink() ? " but a symbolic link" : "");
-        UserPrincipal me = processOwner();
-        if (me != null && !a.owner().equals(me)) return "owned by " + a.owner().getName() + ", not " + me.getName();
-        Set<PosixFilePermission> p = a.permissions();
-        for (PosixFilePermission bad : List.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-                PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE,
-                PosixFilePermission.OTHERS_EXECUTE)) {
-            if (p.contains(bad)) return "mode " + PosixFilePermissions.toString(p) + ", not rwx------";
-        }
+        int mode = (Integer) a.get("mode");
+        int type = mode & 0170000;
+        if (type == 0120000) return "a symbolic link, not a directory";
+        if (type != 0040000) return "not a directory";
+        int uid = (Integer) a.get("uid");
+        if (uid != me) return "owned by uid " + uid + ", not by this process's uid " + me;
+        if ((mode & 077) != 0) return "mode " + Integer.toOctalString(mode & 0777) + ", not 700";
         return null;
-    }
-
-    /** The effective user of this process: the owner of {@code /proc/self} on Linux, else of a new file. */
-    private static UserPrincipal processOwner() throws IOException {
-        Path self = Path.of("/proc/self");
-        if (Files.exists(self)) return Files.getOwner(self);
-        Path probe = Files.createTempFile("sora-owner-", ".tmp");
-        try {
-            return Files.getOwner(probe);
-        } finally {
-            Files.deleteIfExists(probe);
-        }
     }
 
     private static Path extract(ZipFile zip, ZipEntry e, Path target) throws IOException {

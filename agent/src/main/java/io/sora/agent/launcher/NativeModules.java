@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
@@ -63,7 +62,7 @@ final class NativeModules {
             Set<String> pkgs = packagesOf(e.getValue());
             allPackages.addAll(pkgs);
             ModuleDescriptor.Builder b = ModuleDescriptor.newModule(e.getKey()).requires("java.base");
-            pkgs.forEach(b::exports);
+            for (String p : pkgs) b.exports(p);
             refs.put(e.getKey(), new JarReference(b.build(), e.getValue()));
             urls[i++] = e.getValue().toUri().toURL();
         }
@@ -124,10 +123,14 @@ final class NativeModules {
 
     private static Set<String> packagesOf(Path jar) throws IOException {
         Set<String> out = new TreeSet<>();
+        // a plain loop: streams and lambdas cost milliseconds of class loading here, before the application's main
         try (ZipFile zip = new ZipFile(jar.toFile())) {
-            zip.stream().map(ZipEntry::getName)
-                    .filter(n -> n.endsWith(".class") && n.indexOf('/') > 0 && !n.startsWith("META-INF/"))
-                    .forEach(n -> out.add(n.substring(0, n.lastIndexOf('/')).replace('/', '.')));
+            for (var entries = zip.entries(); entries.hasMoreElements(); ) {
+                String n = entries.nextElement().getName();
+                if (n.endsWith(".class") && n.indexOf('/') > 0 && !n.startsWith("META-INF/")) {
+                    out.add(n.substring(0, n.lastIndexOf('/')).replace('/', '.'));
+                }
+            }
         }
         return out;
     }

@@ -24,7 +24,10 @@ import java.util.Set;
 final class ShmDirectory {
     static final Set<PosixFilePermission> OWNER_ONLY_DIR = PosixFilePermissions.fromString("rwx------");
     static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
-    private static final SecureRandom RANDOM = new SecureRandom();
+    /** Created at first use: a SecureRandom costs ~13 ms of class loading cold, at agent start otherwise. */
+    private static final class Random {
+        static final SecureRandom RANDOM = new SecureRandom();
+    }
 
     private final Path parent;
     private final Path path;
@@ -102,7 +105,7 @@ final class ShmDirectory {
     /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
     Path newSegmentPath() {
         byte[] r = new byte[8];
-        RANDOM.nextBytes(r);
+        Random.RANDOM.nextBytes(r);
         return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r));
     }
 
