@@ -66,6 +66,15 @@ public final class SoraAgent {
         this.shutdownHook = new Thread(() -> {
             PathWarmup.abort();
             manager.closeListeners();
+            // after the listeners: no thread of the agent may stay blocked in native code, or the
+            // JVM's exit waits 300 ms for it (see Transport.jvmExiting)
+            for (Transport t : fastPaths.transports().values()) {
+                try {
+                    t.jvmExiting();
+                } catch (RuntimeException e) {
+                    // the JVM is ending
+                }
+            }
             tracer.close();
         }, "sora-shutdown");
     }

@@ -46,4 +46,13 @@ public interface Transport {
         if (announced != null) announced.close();
         return connect(key, options, hooks);
     }
+
+    /**
+     * The JVM is exiting (the agent's shutdown hook, after its listeners closed): end the transport's
+     * own background threads, waiting briefly. HotSpot's exit waits up to 300 ms for every thread
+     * blocked in native code (a selector, a native event channel), so a transport thread left blocked
+     * would make the application exit that much later than without the agent. Default: nothing.
+     */
+    default void jvmExiting() {
+    }
 }

@@ -32,8 +32,10 @@ final class DoorbellLoop {
     private final Consumer<SelectionKey> dispatch = this::dispatch;
     private Selector selector;
     private Thread thread;
+    /** Set at JVM shutdown: the loop ends and no new one starts. */
+    private volatile boolean shutDown;
 
-    private DoorbellLoop() {
+    DoorbellLoop() { // one per JVM (get()); tests make their own
     }
 
     static DoorbellLoop get() {
@@ -56,7 +58,29 @@ final class DoorbellLoop {
         if (s != null) s.wakeup();
     }
 
+    /**
+     * At JVM shutdown (the agent's shutdown hook): ends the loop thread and waits a little for it.
+     * A thread blocked in {@code epoll_wait} is "in native", and HotSpot's exit waits up to 300 ms for
+     * such threads; the doorbell thread made every JVM with a shm connection exit that much later than
+     * it did without the agent. Connections still open see no more doorbells (the JVM is ending).
+     */
+    void shutdown(long waitMillis) {
+        Thread t;
+        synchronized (this) {
+            shutDown = true;
+            t = thread;
+            if (selector != null) selector.wakeup();
+        }
+        if (t == null || t == Thread.currentThread()) return;
+        try {
+            t.join(waitMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private synchronized Selector start() throws IOException {
+        if (shutDown) throw new IOException("the JVM is shutting down");
         if (selector == null) {
             selector = Selector.open();
             thread = new Thread(this::run, "sora-shm-doorbell");
@@ -71,7 +95,7 @@ final class DoorbellLoop {
         synchronized (this) {
             s = selector;
         }
-        for (;;) {
+        while (!shutDown) {
             try {
                 s.select(dispatch);
                 Object[] r;
@@ -88,6 +112,11 @@ final class DoorbellLoop {
                 // A selector failure must not kill the only doorbell thread; go on selecting.
                 Thread.onSpinWait();
             }
+        }
+        try {
+            s.close();
+        } catch (IOException e) {
+            // the JVM is ending
         }
     }
 

@@ -161,6 +161,12 @@ public final class ShmTransport implements Transport {
         return DataPathWarmup.run(dir, settings, rounds);
     }
 
+    /** Ends the JVM-wide doorbell thread (see {@link Transport#jvmExiting}). */
+    @Override
+    public void jvmExiting() {
+        DoorbellLoop.get().shutdown(200);
+    }
+
     public int removeLeftovers() {
         try {
             dir.ensure();
