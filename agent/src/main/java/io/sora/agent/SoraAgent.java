@@ -119,6 +119,15 @@ public final class SoraAgent {
             ConnectionRegistry registry = new ConnectionRegistry();
             ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
             timer.mark("connection manager");
+            if (!rules.isEmpty()) {
+                // Prepared, not started: the manager begins it at the first bound server socket or
+                // connect a shm rule may match (hot attach: the adopted listeners, just below). The
+                // data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings.
+                PathWarmup.prepare(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
+                    fastPaths.probeDeferred();
+                    warnUnavailable(rules, fastPaths, fastPaths.deferred()::contains);
+                });
+            }
             // Byte Buddy's advice only where the mt trace needs entry/exit events; otherwise the lean
             // transformer, which costs a fraction of the start-up (see LeanSocketPatch)
             boolean mt = tracer.isOn(Category.MT) || Boolean.getBoolean("sora.instrumentation.bytebuddy");
@@ -146,13 +155,6 @@ public final class SoraAgent {
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
             SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
             running = agent;
-            if (!rules.isEmpty()) {
-                // the in-process data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings
-                PathWarmup.prepare(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
-                    fastPaths.probeDeferred();
-                    warnUnavailable(rules, fastPaths, fastPaths.deferred()::contains);
-                });
-            }
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
