@@ -145,7 +145,8 @@ final class PathWarmup {
             if (!shm.availability().isAvailable()) return;
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here)
-            if (warmDataPath) shm.warmDataPath(DATA_PATH_ROUNDS);
+            // the application's hooks class (an unconnected socket of this thread, which the agent ignores)
+            if (warmDataPath) shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()));
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);

@@ -28,7 +28,12 @@ final class DataPathWarmup {
     }
 
     /** Pumps {@code rounds} round trips through an in-process shm connection; false if that failed. */
-    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds) {
+    /**
+     * @param appHooks the hooks the application's connections get, or null: the stream methods call
+     *                 them when they sleep, and a warm-up that profiled another class there had the
+     *                 compiled read() deoptimised at the application's first sleep (a class check)
+     */
+    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks appHooks) {
         Path file = null;
         try {
             directory.ensure();
@@ -40,7 +45,7 @@ final class DataPathWarmup {
             file = null;
             ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
             ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-            SocketHooks hooks = new SocketHooks() {
+            SocketHooks hooks = appHooks != null ? appHooks : new SocketHooks() {
                 @Override
                 public int soTimeoutMillis() {
                     return 0;
@@ -101,6 +106,7 @@ final class DataPathWarmup {
                 for (int i = 0; i < rounds; i++) {
                     int n = (i & 1) == 0 ? 64 : 4096;
                     readFully(b.inputStream(), buf, n);
+                    answerLate(i);
                     b.outputStream().write(buf, 0, n);
                 }
             } catch (IOException e) {
@@ -125,6 +131,22 @@ final class DataPathWarmup {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * Makes some of the other side's waits long, as an application's are: answered after its spin
+     * phase (which then shrinks: the waiting code's spin-less branch runs) and after its budget (it
+     * sleeps in the futex and is woken). A branch the warm-up never took is compiled as a trap, and
+     * the application's first wait that took it deoptimised the stream methods on its own time.
+     */
+    private static void answerLate(int round) {
+        int phase = round & 127;
+        if (phase >= 64 && phase < 96) {
+            long until = System.nanoTime() + 30_000;
+            while (System.nanoTime() < until) Thread.onSpinWait();
+        } else if (phase >= 96 && phase < 100) {
+            java.util.concurrent.locks.LockSupport.parkNanos(500_000);
         }
     }
 

@@ -158,7 +158,15 @@ public final class ShmTransport implements Transport {
      * first messages find it linked and compiled; see {@link DataPathWarmup}. False if it failed.
      */
     public boolean warmDataPath(int rounds) {
-        return DataPathWarmup.run(dir, settings, rounds);
+        return warmDataPath(rounds, null);
+    }
+
+    /**
+     * As {@link #warmDataPath(int)}, with the {@link SocketHooks} the application's connections get
+     * (their class, so that the compiled stream methods are profiled for it; null: a private one).
+     */
+    public boolean warmDataPath(int rounds, SocketHooks hooks) {
+        return DataPathWarmup.run(dir, settings, rounds, hooks);
     }
 
     /** Ends the JVM-wide doorbell thread (see {@link Transport#jvmExiting}). */
