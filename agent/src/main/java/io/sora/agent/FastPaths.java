@@ -26,7 +26,7 @@ import java.util.Map;
  */
 final class FastPaths {
     /** What {@code status} shows for a fast path no rule uses: it was never probed. */
-    static final String NOT_PROBED = "not probed: no rule in the configuration uses it";
+    static final String NOT_PROBED = io.sora.agent.status.StatusTable.NOT_PROBED + " (no rule in the configuration uses it)";
     private static final Availability NOT_USED = Availability.unavailable(new IllegalStateException(NOT_PROBED));
 
     private final Map<Provider, Transport> transports;

@@ -55,10 +55,16 @@ public final class StatusTable {
     }
 
     /** One line per fast path: {@code shm   available} or {@code rdma  unavailable: cause}. */
+    /** How the agent reports a fast path it did not probe because no rule uses it (FastPaths). */
+    public static final String NOT_PROBED = "not probed";
+
     public static String fastPaths(List<FastPathInfo> paths) {
         StringBuilder sb = new StringBuilder();
         for (FastPathInfo p : paths) {
-            sb.append(String.format("%-5s %s%n", p.getName(), p.isAvailable() ? "available" : "unavailable: " + p.getCause()));
+            String state = p.isAvailable() ? "available"
+                    : p.getCause() != null && p.getCause().startsWith(NOT_PROBED) ? p.getCause() // no rule uses it: never probed
+                    : "unavailable: " + p.getCause();
+            sb.append(String.format("%-5s %s%n", p.getName(), state));
         }
         return sb.toString();
     }

@@ -33,4 +33,10 @@ class StatusTableTest {
         assertEquals("4m05s", StatusTable.age(245_000));
         assertEquals("2h03m", StatusTable.age(7_380_000));
     }
+
+    @Test
+    void aPathNoRuleUsesIsShownAsNotProbedNotAsUnavailable() {
+        assertEquals("rdma  not probed (no rule in the configuration uses it)\nshm   available\n", StatusTable.fastPaths(List.of(
+                new FastPathInfo("rdma", false, "not probed (no rule in the configuration uses it)"), new FastPathInfo("shm", true, null))));
+    }
 }
