@@ -17,6 +17,8 @@ final class Frames {
     static final int OFFER = 2;
     static final int NO = 3;
     static final int COMMIT = 4;
+    static final int ANNOUNCE = 5;
+    static final int NOTED = 6;
     static final int MAX_FRAME = 4096;
 
     private Frames() {
