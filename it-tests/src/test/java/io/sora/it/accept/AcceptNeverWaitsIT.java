@@ -60,11 +60,13 @@ class AcceptNeverWaitsIT {
                 assertEquals(List.of("OK 200"), attached.stdout(), attached::describe);
             }
             List<String[]> client = paths(clientTrace);
-            assertEquals(200, client.size(), "path events of the attached client");
-            assertTrue(client.stream().allMatch(p -> p[0].equals("shm")), () -> "attached client paths: " + summary(client));
             // the server's events are written as its connections are decided; all 400 are there by
             // the time both clients got every echo back
             List<String[]> served = paths(serverTrace);
+            assertEquals(200, client.size(), "path events of the attached client");
+            // a failure names the server's side too: why it decided TCP for an attached client
+            assertTrue(client.stream().allMatch(p -> p[0].equals("shm")), () -> "attached client paths: " + summary(client)
+                    + "; server paths: " + summary(served));
             long shm = served.stream().filter(p -> p[0].equals("shm")).count();
             List<String[]> tcp = served.stream().filter(p -> p[0].equals("tcp")).toList();
             assertEquals(200, shm, () -> "server shm paths: " + summary(served));
