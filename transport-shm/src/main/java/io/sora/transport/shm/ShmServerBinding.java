@@ -135,11 +135,13 @@ final class ShmServerBinding implements ServerBinding {
         PendingPairing pending = new PendingPairing(id, key, ch, tracer, this::onAborted);
         Object prev = entries.putIfAbsent(key, pending);
         Long announcedAt = announced.get(ch);
-        if (prev instanceof TcpMark mark && announcedAt != null && mark.markedNanos() - announcedAt < 0
-                && entries.replace(key, prev, pending)) {
-            // The mark predates this client's announcement, which precedes its TCP connect: it belongs
-            // to an earlier connection with the same four-tuple (loopback reuses ports in TIME_WAIT at
-            // once), not to this one, whose accept cannot have decided before the announcement.
+        if (prev instanceof TcpMark mark && mark.reason() == null && announcedAt != null
+                && mark.awaitStartNanos() - announcedAt < 0 && entries.replace(key, prev, pending)) {
+            // The accept that made this mark began before this client announced itself, and the
+            // announcement precedes its TCP connect: that accept was an earlier connection's with the
+            // same four-tuple (loopback reuses ports in TIME_WAIT at once), not this one's. Its start,
+            // not when it marked: it may have marked after waiting for other clients' announcements,
+            // by which time this client had announced (seen as 'server already accepted on TCP').
             prev = null;
         }
         if (prev instanceof TcpMark mark) {

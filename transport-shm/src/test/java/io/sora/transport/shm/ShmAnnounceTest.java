@@ -100,6 +100,31 @@ class ShmAnnounceTest {
     }
 
     @Test
+    void aReusedFourTupleWhoseEarlierAcceptWaitedForAnotherClientStillPairs() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            // another client's announcement is pending when an earlier connection with our four-tuple
+            // is accepted: that accept waits for it
+            Announcement other = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(other);
+            Socket[] t = fx.tcp();
+            CompletableFuture<PairingResult> earlier = CompletableFuture.supplyAsync(
+                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            awaitWaiting(fx);
+            // meanwhile this client announces; then the other withdraws, and the earlier accept marks
+            // the four-tuple TCP: after this announcement, though its accept began before it
+            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+            assertNotNull(a);
+            other.close();
+            assertInstanceOf(PairingResult.Fallback.class, earlier.get(10, TimeUnit.SECONDS));
+            // this client's connection gets the same ports (loopback reuses TIME_WAIT ports)
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            assertInstanceOf(PairingResult.Paired.class, c, "the earlier connection's mark must not refuse it").connection().close();
+            PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            assertInstanceOf(PairingResult.Paired.class, s).connection().close();
+        }
+    }
+
+    @Test
     void nothingIsAnnouncedToAPortWithoutListener() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             int other = freePort();
