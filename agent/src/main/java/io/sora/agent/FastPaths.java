@@ -64,8 +64,8 @@ final class FastPaths {
      * @param inst  the agent's instrumentation; null outside an agent (DiSNI's module access is then not checked)
      */
     private static FastPaths initialize(Tracer tracer, RuleSet rules, Instrumentation inst, boolean probeAll) {
-        boolean rdmaUsed = probeAll || rules.rules().stream().anyMatch(r -> r.provider() == Provider.RDMA);
-        boolean shmUsed = probeAll || rules.rules().stream().anyMatch(r -> r.provider() == Provider.SHM);
+        boolean rdmaUsed = probeAll || rules.uses(Provider.RDMA);
+        boolean shmUsed = probeAll || rules.uses(Provider.SHM);
         Map<Provider, Transport> map = new EnumMap<>(Provider.class);
         java.util.Set<Provider> deferred = java.util.EnumSet.noneOf(Provider.class);
         // JSOR's layering: the NET boundary (initialize0) wraps the native RDMA_Init
@@ -85,23 +85,24 @@ final class FastPaths {
             map.put(Provider.RDMA, rdma);
         }
 
-        Availability shmAvailability = NOT_USED;
-        if (shmUsed && !tracer.isOn(Category.JSOR)) {
-            // probed off the application's main thread (probeDeferred, from the agent's background
-            // thread) or by the first connection that needs it, whichever comes first
-            map.put(Provider.SHM, new ShmTransport(ShmSettings.fromSystemProperties(), tracer));
-            deferred.add(Provider.SHM);
-            shmAvailability = null;
-        } else if (shmUsed) {
-            entry(tracer, Hook.INITJSOR_ENTRY, null);
+        // shm's probe is left to the background thread (probeDeferred) or the first connection that
+        // needs it, whichever comes first; with the JSOR trace it runs now, for initjsor's line
+        boolean shmUsable = false; // as far as known now
+        if (shmUsed) {
             ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), tracer);
-            shm.initialize();
-            shmAvailability = shm.availability();
-            exit(tracer, Hook.INITJSOR_EXIT, shmAvailability);
             map.put(Provider.SHM, shm);
+            if (tracer.isOn(Category.JSOR)) {
+                entry(tracer, Hook.INITJSOR_ENTRY, null);
+                shm.initialize();
+                exit(tracer, Hook.INITJSOR_EXIT, shm.availability());
+                shmUsable = shm.availability().isAvailable();
+            } else {
+                deferred.add(Provider.SHM);
+                shmUsable = true; // not probed yet (RDMA_Init is not traced then; NET's initialize reports 0)
+            }
         }
 
-        boolean any = rdmaAvailability.isAvailable() || shmAvailability == null || shmAvailability.isAvailable();
+        boolean any = rdmaAvailability.isAvailable() || shmUsable;
         if (tracer.isOn(Category.JSOR)) {
             tracer.exit(Hook.RDMA_INIT_EXIT, 0, any ? 0 : -1, null);
         }

@@ -79,11 +79,6 @@ public final class SoraAgent {
         }, "sora-shutdown");
     }
 
-    /** Called by the launcher through reflection. Never throws. */
-    public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar) {
-        start(args, inst, attached, agentJar, false);
-    }
-
     /**
      * Called by the launcher through reflection. Never throws.
      *
@@ -123,7 +118,7 @@ public final class SoraAgent {
                 // Prepared, not started: the manager begins it at the first bound server socket or
                 // connect a shm rule may match (hot attach: the adopted listeners, just below). The
                 // data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings.
-                PathWarmup.prepare(rules.rules().stream().anyMatch(r -> r.provider() == io.sora.rules.Provider.SHM), () -> {
+                PathWarmup.prepare(rules.uses(Provider.SHM), () -> {
                     fastPaths.probeDeferred();
                     warnUnavailable(rules, fastPaths, fastPaths.deferred()::contains);
                 });
@@ -159,7 +154,7 @@ public final class SoraAgent {
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
             publish(bean, attached || late);
-            timer.mark("warm-up thread and bean");
+            timer.mark("shutdown hook and bean");
             timer.print();
         } catch (Throwable t) {
             SoraBridge.install(null, false);
@@ -318,7 +313,7 @@ public final class SoraAgent {
             if (!which.test(p)) continue;
             io.sora.transport.Transport t = fastPaths.transports().get(p);
             if (t == null || t.availability().isAvailable()
-                    || rules.rules().stream().noneMatch(r -> r.provider() == p)) {
+                    || !rules.uses(p)) {
                 continue;
             }
             String cause = t.availability().unavailabilityCause().map(Throwable::getMessage).orElse("unknown cause");

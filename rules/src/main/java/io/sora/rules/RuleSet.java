@@ -109,6 +109,14 @@ public final class RuleSet {
         return rules.isEmpty();
     }
 
+    /** Whether any rule, of any kind, names {@code provider}: the agent prepares only the fast paths some rule uses. */
+    public boolean uses(Provider provider) {
+        for (Rule r : rules) {
+            if (r.provider() == provider) return true;
+        }
+        return false;
+    }
+
     /** The source name given to the parser. */
     public String source() {
         return source;

@@ -51,6 +51,14 @@ class MatchingTest {
     }
 
     @Test
+    void aProviderIsUsedWhenAnyRuleOfAnyKindNamesIt() throws Exception {
+        RuleSet set = RuleSet.parse("u.conf", "rdma bind * *\n");
+        assertTrue(set.uses(Provider.RDMA));
+        assertFalse(set.uses(Provider.SHM));
+        assertFalse(RuleSet.empty().uses(Provider.RDMA));
+    }
+
+    @Test
     void connectLooksAtConnectRulesOnly() throws Exception {
         RuleSet set = RuleSet.parse("k.conf", "rdma accept * *\nrdma bind * *\n");
         assertEquals(Optional.empty(), set.matchConnect(at("10.0.0.1", 80)));

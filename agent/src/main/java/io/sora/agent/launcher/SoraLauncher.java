@@ -29,7 +29,7 @@ public final class SoraLauncher {
             startLate(args, inst);
             return;
         }
-        start(args, inst, false);
+        start(args, inst, false, false);
     }
 
     /**
@@ -39,6 +39,8 @@ public final class SoraLauncher {
      * now: the application starts as fast as without the agent (the agent's class loader alone costs
      * tens of milliseconds of its main thread).
      */
+    // The names are ConfigLocator's and AgentOptions.traceSpec's: those live behind the agent's class
+    // loader, which is exactly what this check avoids creating.
     static boolean hasNothingToDoAtStartUp(String args, java.util.Properties sys) {
         return (args == null || args.isBlank()) && sys.getProperty("sora.conf") == null
                 && sys.getProperty("com.ibm.net.rdma.conf") == null && sys.getProperty("sora.trace") == null;
@@ -57,7 +59,7 @@ public final class SoraLauncher {
             } catch (InterruptedException e) {
                 return;
             }
-            startNow(args, inst, false, true);
+            start(args, inst, false, true);
         }, "sora-start");
         t.setDaemon(true);
         t.start();
@@ -65,7 +67,7 @@ public final class SoraLauncher {
 
     /** Hot attach: {@code java -jar sora-agent.jar attach <pid>} or any attach tool. */
     public static void agentmain(String args, Instrumentation inst) {
-        start(args, inst, true);
+        start(args, inst, true, false);
     }
 
     /** {@code java -jar sora-agent.jar <command>}: the operator's command-line tool. */
@@ -76,12 +78,8 @@ public final class SoraLauncher {
         main.invoke(null, (Object) args);
     }
 
-    private static void start(String args, Instrumentation inst, boolean attached) {
-        startNow(args, inst, attached, false);
-    }
-
     /** @param late started by {@link #startLate}: the bean is due now */
-    private static void startNow(String args, Instrumentation inst, boolean attached, boolean late) {
+    private static void start(String args, Instrumentation inst, boolean attached, boolean late) {
         try {
             long t0 = System.nanoTime();
             File jar = agentJar();
