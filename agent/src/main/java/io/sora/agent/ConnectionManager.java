@@ -538,8 +538,9 @@ final class ConnectionManager implements SoraDelegate {
         } catch (RuntimeException e) {
             result = new PairingResult.Fallback("pairing failed: " + e);
         }
-        if (result instanceof PairingResult.Paired) {
-            // the application's first bytes should not meet a cold data path (see PathWarmup)
+        if (server && result instanceof PairingResult.Paired) {
+            // the application's first bytes should not meet a cold data path (see PathWarmup); a
+            // client waited already, in connecting(), before it announced itself
             PathWarmup.awaitDataPath();
         }
         if (tracer.isOn(Category.NET)) {

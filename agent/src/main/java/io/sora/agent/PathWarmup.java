@@ -7,7 +7,6 @@ import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.ServerBinding;
-import io.sora.transport.SocketHooks;
 import io.sora.transport.shm.ShmSettings;
 import io.sora.transport.shm.ShmTransport;
 import java.io.IOException;
@@ -59,9 +58,12 @@ final class PathWarmup {
 
     /** Counted down when the warm-up is over (or was never going to run). */
     private static final java.util.concurrent.CountDownLatch DATA_PATH_DONE = new java.util.concurrent.CountDownLatch(1);
+    /** The work {@link #begin} starts; null until the agent prepared it (and when no shm rule exists). */
+    private static volatile Runnable pending;
+    private static final java.util.concurrent.atomic.AtomicBoolean BEGUN = new java.util.concurrent.atomic.AtomicBoolean();
     static final long DEFAULT_WAIT_MILLIS = 300;
     /**
-     * How long a JVM's first pairing may wait for the warm-up (which started with the agent): a data
+     * How long a JVM's first pairing may wait for the warm-up (which began at the first sign of it): a data
      * path still cold would cost the application's first round trips milliseconds each, and a
      * warm-up running beside them competes for their CPU. Also the warm-up's own bound.
      */
@@ -69,8 +71,6 @@ final class PathWarmup {
     /** The JIT counts as done with the warm-up's compilations when idle at this many polls in a row. */
     private static final int QUIET_POLLS = 4;
     private static final long QUIET_POLL_MILLIS = 5;
-
-    private static volatile boolean warmDataPath;
 
     private PathWarmup() {
     }
@@ -94,10 +94,6 @@ final class PathWarmup {
         }
     }
 
-    /** The work {@link #begin} starts; null until the agent prepared it. */
-    private static volatile Runnable pending;
-    private static final java.util.concurrent.atomic.AtomicBoolean BEGUN = new java.util.concurrent.atomic.AtomicBoolean();
-
     /**
      * At agent start: records the work, starts nothing. It begins at the first sign that a shm
      * connection may follow ({@link #begin}: a server socket bound where a shm accept rule may match,
@@ -109,7 +105,6 @@ final class PathWarmup {
      *                 runs first in the warm-up's thread, also when the warm-up itself is disabled
      */
     static void prepare(boolean dataPath, Runnable first) {
-        warmDataPath = dataPath;
         if (!dataPath) {
             DATA_PATH_DONE.countDown();
             return;
@@ -144,9 +139,9 @@ final class PathWarmup {
             ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
             if (!shm.availability().isAvailable()) return;
             // the data path: its var handles linked and its methods compiled before the application's
-            // first messages (cold, the first round trips took ~2.6 ms each here)
-            // the application's hooks class (an unconnected socket of this thread, which the agent ignores)
-            if (warmDataPath) shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()));
+            // first messages (cold, the first round trips took ~2.6 ms each here), with the
+            // application's hooks class (an unconnected socket of this thread, which the agent ignores)
+            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()));
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);
@@ -178,7 +173,11 @@ final class PathWarmup {
             try (binding;
                  Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
                  Socket accepted = server.accept()) {
-                warm(shm, binding, options, client);
+                // the application's hooks class, as in the data path, with reads bounded as the old
+                // private hooks bounded them: a stuck warm-up ends
+                client.setSoTimeout(5000);
+                accepted.setSoTimeout(5000);
+                warm(shm, binding, options, client, accepted);
             }
         } catch (IOException | RuntimeException e) {
             // a warm-up only
@@ -187,12 +186,12 @@ final class PathWarmup {
         }
     }
 
-    private static void warm(ShmTransport shm, ServerBinding binding, PairingOptions options, Socket client)
-            throws IOException {
+    private static void warm(ShmTransport shm, ServerBinding binding, PairingOptions options, Socket client,
+                             Socket accepted) throws IOException {
         ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalSocketAddress(),
                 (InetSocketAddress) client.getRemoteSocketAddress());
-        PairingResult c = shm.connect(key, options, hooks());
-        PairingResult s = binding.awaitPairing(key, options.fallbackWait(), hooks());
+        PairingResult c = shm.connect(key, options, PairedSocket.hooks(client));
+        PairingResult s = binding.awaitPairing(key, options.fallbackWait(), PairedSocket.hooks(accepted));
         if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp) {
             try (FastConnection a = cp.connection(); FastConnection b = sp.connection()) {
                 exchange(a.outputStream(), b.inputStream());
@@ -223,18 +222,5 @@ final class PathWarmup {
         if (r instanceof PairingResult.Paired p) {
             p.connection().close();
         }
-    }
-
-    private static SocketHooks hooks() {
-        return new SocketHooks() {
-            @Override
-            public int soTimeoutMillis() {
-                return 5000;
-            }
-
-            @Override
-            public void closeSocket() {
-            }
-        };
     }
 }
