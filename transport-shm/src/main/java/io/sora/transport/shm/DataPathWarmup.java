@@ -7,7 +7,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 
 /**
  * Runs the shm data path in this process, with no peer and no pairing, so that the application's
@@ -27,35 +26,25 @@ final class DataPathWarmup {
     private DataPathWarmup() {
     }
 
-    /** Pumps {@code rounds} round trips through an in-process shm connection; false if that failed. */
     /**
-     * @param appHooks the hooks the application's connections get, or null: the stream methods call
-     *                 them when they sleep, and a warm-up that profiled another class there had the
-     *                 compiled read() deoptimised at the application's first sleep (a class check)
+     * Pumps {@code rounds} round trips through an in-process shm connection; false if that failed.
+     *
+     * @param hooks the hooks the application's connections get (their class): the stream methods call
+     *              them when they sleep, and a warm-up that profiled another class there had the
+     *              compiled read() deoptimised at the application's first sleep (a class check)
      */
-    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks appHooks) {
+    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks hooks) {
+        java.util.Objects.requireNonNull(hooks, "hooks");
         Path file = null;
         try {
             directory.ensure();
             file = directory.newSegmentPath();
-            byte[] secret = new byte[Segment.SECRET_SIZE];
-            new SecureRandom().nextBytes(secret);
+            byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
             Segment seg = Segment.create(file, 1 << 16, 1 << 16, secret);
             Files.delete(file);
             file = null;
             ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
             ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-            SocketHooks hooks = appHooks != null ? appHooks : new SocketHooks() {
-                @Override
-                public int soTimeoutMillis() {
-                    return 0;
-                }
-
-                @Override
-                public void closeSocket() {
-                    // nothing: nobody else holds this connection
-                }
-            };
             RingConnection a = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
             RingConnection b = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
             byte[] msg = new byte[4096];
@@ -169,11 +158,6 @@ final class DataPathWarmup {
 
     private static void roundTrip(OutputStream out, InputStream in, byte[] src, byte[] dst, int n) throws IOException {
         out.write(src, 0, n);
-        int got = 0;
-        while (got < n) {
-            int r = in.read(dst, got, n - got);
-            if (r < 0) throw new IOException("warm-up connection ended");
-            got += r;
-        }
+        readFully(in, dst, n);
     }
 }

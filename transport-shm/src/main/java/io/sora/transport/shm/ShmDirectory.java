@@ -24,9 +24,19 @@ import java.util.Set;
 final class ShmDirectory {
     static final Set<PosixFilePermission> OWNER_ONLY_DIR = PosixFilePermissions.fromString("rwx------");
     static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
-    /** Created at first use: a SecureRandom costs ~13 ms of class loading cold, at agent start otherwise. */
+    /**
+     * The package's one SecureRandom (segment names and secrets), created at first use: it costs ~13 ms
+     * of class loading cold, at agent start otherwise.
+     */
     private static final class Random {
         static final SecureRandom RANDOM = new SecureRandom();
+    }
+
+    /** {@code n} unguessable bytes: segment names here, segment secrets ({@link Segment#SECRET_SIZE}). */
+    static byte[] randomBytes(int n) {
+        byte[] r = new byte[n];
+        Random.RANDOM.nextBytes(r);
+        return r;
     }
 
     private final Path parent;
@@ -104,9 +114,7 @@ final class ShmDirectory {
 
     /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
     Path newSegmentPath() {
-        byte[] r = new byte[8];
-        Random.RANDOM.nextBytes(r);
-        return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r));
+        return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(randomBytes(8)));
     }
 
     /**

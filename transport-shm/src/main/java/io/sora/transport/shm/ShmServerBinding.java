@@ -15,7 +15,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -35,7 +34,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ShmServerBinding implements ServerBinding {
     /** How long a "this key is TCP" mark outlives its last use; it only has to outlast late requests. */
     static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What the map holds per key: a pairing under way, or a verdict of TCP. */
     /** The key's connection stays on TCP; {@code reason} says why when a pairing was aborted (else null). */
@@ -192,8 +190,7 @@ final class ShmServerBinding implements ServerBinding {
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(clientReceive);
             java.nio.file.Path path = dir.newSegmentPath();
-            byte[] secret = new byte[Segment.SECRET_SIZE];
-            RANDOM.nextBytes(secret);
+            byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
             Segment seg = Segment.create(path, c2s, s2c, secret);
             if (tracer.isOn(Category.JSOR)) {
                 tracer.event(Hook.SHM_SEGMENT_CREATE, pending.id, "shm", null,

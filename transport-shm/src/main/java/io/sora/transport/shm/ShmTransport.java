@@ -149,21 +149,10 @@ public final class ShmTransport implements Transport {
     }
 
     /**
-     * Removes what dead processes left in the directory: segment files of dead pids and rendezvous
-     * sockets nobody listens on. Cheap but not free (one connect per socket file), so the agent calls
-     * it once, in the background, at start-up. Returns how many files were removed; never throws.
-     */
-    /**
      * Runs the data path in this process ({@code rounds} round trips, no peer), so the application's
      * first messages find it linked and compiled; see {@link DataPathWarmup}. False if it failed.
-     */
-    public boolean warmDataPath(int rounds) {
-        return warmDataPath(rounds, null);
-    }
-
-    /**
-     * As {@link #warmDataPath(int)}, with the {@link SocketHooks} the application's connections get
-     * (their class, so that the compiled stream methods are profiled for it; null: a private one).
+     *
+     * @param hooks the hooks the application's connections get: the stream methods are profiled for their class
      */
     public boolean warmDataPath(int rounds, SocketHooks hooks) {
         return DataPathWarmup.run(dir, settings, rounds, hooks);
@@ -175,6 +164,11 @@ public final class ShmTransport implements Transport {
         DoorbellLoop.get().shutdown(200);
     }
 
+    /**
+     * Removes what dead processes left in the directory: segment files of dead pids and rendezvous
+     * sockets nobody listens on. Cheap but not free (one connect per socket file), so the agent calls
+     * it once, in the background, when its warm-up begins. Returns how many files were removed; never throws.
+     */
     public int removeLeftovers() {
         try {
             dir.ensure();
