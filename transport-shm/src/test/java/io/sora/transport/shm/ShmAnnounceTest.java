@@ -44,12 +44,9 @@ class ShmAnnounceTest {
     @Test
     void anAnnouncedClientWhoseHelloComesAfterAcceptIsAwaitedAndPaired() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(a, "a listener is there: the announcement is noted");
+            Announcement a = announce(fx);
             Socket[] t = fx.tcp();
-            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
-            awaitWaiting(fx);
+            CompletableFuture<PairingResult> server = acceptWhileAnnounced(fx, t);
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
             assertInstanceOf(PairingResult.Paired.class, c).connection().close();
             assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection().close();
@@ -59,8 +56,7 @@ class ShmAnnounceTest {
     @Test
     void aPlainClientAcceptedWhileAnotherIsAnnouncedWaitsOnlyUntilThatOneSentItsHello() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(a);
+            Announcement a = announce(fx);
             CompletableFuture<PairingResult> server = acceptPlainWhileAnnounced(fx);
             Socket[] paired = fx.tcp();
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(paired[0]), fx.clientOptions(), new TestHooks(), a);
@@ -73,8 +69,7 @@ class ShmAnnounceTest {
     @Test
     void aWithdrawnAnnouncementReleasesTheWaitingAccept() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(a);
+            Announcement a = announce(fx);
             CompletableFuture<PairingResult> server = acceptPlainWhileAnnounced(fx);
             a.close(); // the announcing client's connect failed
             PairingResult s = server.get(10, TimeUnit.SECONDS);
@@ -90,8 +85,7 @@ class ShmAnnounceTest {
             assertInstanceOf(PairingResult.Fallback.class,
                     fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
             // a new connection gets the same ports (loopback reuses TIME_WAIT ports): announced first
-            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(a);
+            Announcement a = announce(fx);
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
             assertInstanceOf(PairingResult.Paired.class, c).connection().close();
             PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
@@ -104,16 +98,12 @@ class ShmAnnounceTest {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             // another client's announcement is pending when an earlier connection with our four-tuple
             // is accepted: that accept waits for it
-            Announcement other = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(other);
+            Announcement other = announce(fx);
             Socket[] t = fx.tcp();
-            CompletableFuture<PairingResult> earlier = CompletableFuture.supplyAsync(
-                    () -> fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
-            awaitWaiting(fx);
+            CompletableFuture<PairingResult> earlier = acceptWhileAnnounced(fx, t);
             // meanwhile this client announces; then the other withdraws, and the earlier accept marks
             // the four-tuple TCP: after this announcement, though its accept began before it
-            Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
-            assertNotNull(a);
+            Announcement a = announce(fx);
             other.close();
             assertInstanceOf(PairingResult.Fallback.class, earlier.get(10, TimeUnit.SECONDS));
             // this client's connection gets the same ports (loopback reuses TIME_WAIT ports)
@@ -138,11 +128,22 @@ class ShmAnnounceTest {
 
     /** A plain TCP connection accepted while an announcement is pending: its accept, once it waits. */
     private static CompletableFuture<PairingResult> acceptPlainWhileAnnounced(ShmFixture fx) throws Exception {
-        Socket[] plain = fx.tcp();
+        return acceptWhileAnnounced(fx, fx.tcp());
+    }
+
+    /** The accept of connection {@code t} (client, server) while an announcement is pending, once it waits. */
+    private static CompletableFuture<PairingResult> acceptWhileAnnounced(ShmFixture fx, Socket[] t) throws Exception {
         CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                () -> fx.binding.awaitPairing(ShmFixture.serverKey(plain[1]), ShmFixture.WAIT, new TestHooks()));
+                () -> fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
         awaitWaiting(fx);
         return server;
+    }
+
+    /** An announcement to the fixture's listener, which is there: it is noted. */
+    private static Announcement announce(ShmFixture fx) {
+        Announcement a = fx.transport.announce(address(fx), fx.clientOptions());
+        assertNotNull(a, "a listener is there: the announcement is noted");
+        return a;
     }
 
     /** Until an accepting thread waits on the binding (a condition, not a sleep). */
