@@ -27,6 +27,9 @@ public final class ForkedJvm implements AutoCloseable {
         pump(process.getErrorStream(), err);
     }
 
+    /** {@code @MethodSource(ForkedJvm.JDKS)}: a test parameterised by {@link #jdks()}. */
+    public static final String JDKS = "io.sora.it.ForkedJvm#jdks";
+
     /** The JDKs to test on: every entry of -Dsora.test.jdks that exists here (at least the running one). */
     public static List<Path> jdks() {
         List<Path> listed = Arrays.stream(System.getProperty("sora.test.jdks", "").split(","))

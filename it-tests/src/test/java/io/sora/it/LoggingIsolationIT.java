@@ -21,12 +21,8 @@ class LoggingIsolationIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void applicationLogsExactlyAsWithoutTheAgent(Path jdk) throws Exception {
         Path libs = Path.of(System.getProperty("sora.app.libs"));
         String cp;

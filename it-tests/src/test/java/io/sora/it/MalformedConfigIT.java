@@ -15,12 +15,8 @@ class MalformedConfigIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void malformedRuleIsReportedAndTheRunGoesOnOverTcp(Path jdk) throws Exception {
         Path conf = tmp.resolve("server.conf");
         Files.writeString(conf, "# JSOR-style server rules\nshm accept 127.0.0.1 65444\nrdma   accept 127.0.0.1 65a\n");

@@ -21,12 +21,8 @@ class PrivilegeIsolationIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void applicationIsRefusedExactlyAsWithoutTheAgent(Path jdk) throws Exception {
         Path conf = tmp.resolve("loop.conf");
         Files.writeString(conf, "shm accept 127.0.0.1 *\nshm connect 127.0.0.1 *\n");

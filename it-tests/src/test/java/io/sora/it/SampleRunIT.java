@@ -22,12 +22,8 @@ class SampleRunIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void sampleWithAgentAndTracePrintsWhatItPrintsWithout(Path jdk) throws Exception {
         SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 200, 4096);
         assertEquals(0, plain.clientExit, plain.describe());
@@ -69,7 +65,7 @@ class SampleRunIT {
     }
 
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void sampleOverShmPrintsTheSameLinesAndTheTraceShowsPathShm(Path jdk) throws Exception {
         SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 1000, 4096);
         assertEquals(0, plain.clientExit, plain.describe());

@@ -20,12 +20,8 @@ class UnavailablePathWarningIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void oneWarningNamingTheCauseThenTcp(Path jdk) throws Exception {
         String[] devices = new File("/sys/class/infiniband").list();
         Assumptions.assumeTrue(devices == null || devices.length == 0, "this machine has an RDMA device");

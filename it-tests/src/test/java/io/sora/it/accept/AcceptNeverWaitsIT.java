@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,12 +31,8 @@ class AcceptNeverWaitsIT {
     @TempDir
     Path tmp;
 
-    static Stream<Path> jdks() {
-        return ForkedJvm.jdks().stream();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     @Timeout(240)
     void plainAndAttachedClientsInterleavedNoPlainClientWaits(Path jdk) throws Exception {
         int port = freePort();

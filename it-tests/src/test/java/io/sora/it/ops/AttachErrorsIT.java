@@ -6,19 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sora.it.ForkedJvm;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** What the operator sees when a JVM cannot take sora, and that such a JVM is left alone. */
 class AttachErrorsIT {
-    static Stream<Path> jdks() {
-        return ForkedJvm.jdks().stream();
-    }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     @Timeout(120)
     void aJvmThatForbidsAttachIsNamedAndNotSignalled(Path jdk) throws Exception {
         int port = HotAttachIT.freePort();
@@ -39,7 +35,7 @@ class AttachErrorsIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     @Timeout(120)
     void aJvmWithoutSoraSaysSo(Path jdk) throws Exception {
         int port = HotAttachIT.freePort();

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,12 +25,8 @@ class HotAttachIT {
     @TempDir
     Path tmp;
 
-    static Stream<Path> jdks() {
-        return ForkedJvm.jdks().stream();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     @Timeout(300)
     void attachStatusDetachAttachAgain(Path jdk) throws Exception {
         int port = freePort();

@@ -18,12 +18,8 @@ class BlockedPeerCloseIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void aBlockedReadOrWriteReturnsWhenThePeerCloses(Path jdk) throws Exception {
         try (ForkedJvm j = ForkedJvm.start(jdk, Reliability.agent(Reliability.loopbackConf(tmp), tmp, null),
                 Reliability.cp(), Reliability.APPS + "SameJvmChecks", "blocked")) {

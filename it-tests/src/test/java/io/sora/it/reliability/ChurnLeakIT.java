@@ -25,12 +25,8 @@ class ChurnLeakIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void connectCloseCyclesLeaveNoDescriptorThreadOrFile(Path jdk) throws Exception {
         Map<String, Long>[] counts = churn(jdk);
         for (String k : List.of("fds", "threads", "files")) {
@@ -41,7 +37,7 @@ class ChurnLeakIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void connectCloseCyclesLeaveNoSegmentMapped(Path jdk) throws Exception {
         Map<String, Long>[] counts = churn(jdk);
         assertEquals(0L, counts[0].get("maps"), "segments of the warm-up still mapped after GC");

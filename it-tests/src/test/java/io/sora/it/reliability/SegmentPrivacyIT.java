@@ -21,12 +21,8 @@ class SegmentPrivacyIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void segmentsAre0600AndUnlinkedWhileMapped(Path jdk) throws Exception {
         // the agent's start-up warm-up pairs a throw-away connection with its own (short-lived)
         // rendezvous socket: switched off so the directory holds exactly the application's files

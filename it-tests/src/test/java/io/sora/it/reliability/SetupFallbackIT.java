@@ -98,13 +98,9 @@ class SetupFallbackIT {
         }
     }
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     /** A rendezvous socket that accepts HELLO and never answers, in front of a server without sora. */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void aRendezvousThatNeverAnswersMeansTcpAfterTheRulesWait(Path jdk) throws Exception {
         int port = Reliability.freePort();
         Path priv = Files.createDirectory(tmp.resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_")),
@@ -131,7 +127,7 @@ class SetupFallbackIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void aClientOutsideTheAcceptListGetsTcp(Path jdk) throws Exception {
         int port = Reliability.freePort();
         Path st = tmp.resolve("server.trace");

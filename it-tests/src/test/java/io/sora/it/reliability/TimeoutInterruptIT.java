@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sora.it.ForkedJvm;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,12 +20,8 @@ class TimeoutInterruptIT {
     @TempDir
     Path tmp;
 
-    static List<Path> jdks() {
-        return ForkedJvm.jdks();
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void timeoutsAndPlatformInterruptsLeaveTheConnectionUsableAsOnTcp(Path jdk) throws Exception {
         Map<String, String> tcp = run(jdk, null);
         Map<String, String> shm = run(jdk, Reliability.loopbackConf(tmp));
@@ -51,7 +46,7 @@ class TimeoutInterruptIT {
      * ends the read with "Closed by interrupt"; on shm the read must do the same.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("jdks")
+    @MethodSource(ForkedJvm.JDKS)
     void virtualThreadInterruptsBehaveAsOnTcp(Path jdk) throws Exception {
         Map<String, String> tcp = run(jdk, null);
         Map<String, String> shm = run(jdk, Reliability.loopbackConf(tmp));
