@@ -17,11 +17,19 @@ package io.sora.transport;
  * <p>What is learnt, and why:
  * <ul>
  *   <li>the <em>budget</em> (spin + yield) follows the typical wait (a moving average of log2 of the
- *       waits' lengths): twice the typical wait, between {@value #MIN_BUDGET_NANOS} and
- *       {@value #MAX_BUDGET_NANOS} ns, so an application that computes 20 or 100 µs between messages
- *       is still caught awake; when the typical wait is longer than the maximum (idle or slow peers),
- *       the budget drops to the minimum, because those waits end in sleep anyway and spinning them is
- *       pure cost;</li>
+ *       waits' lengths): twice the typical wait, between {@value #MIN_BUDGET_NANOS} ns and the
+ *       <em>limit</em>, so an application that computes 20 or 100 µs between messages is still caught
+ *       awake; when the typical wait is longer than the limit (idle or slow peers), the budget drops
+ *       to the minimum, because those waits end in sleep anyway and spinning them is pure cost;</li>
+ *   <li>the <em>limit</em> is what a sleep costs, where the medium can tell
+ *       ({@link RingMedium#wakeLatencyNanos}): waiting awake is worth it for any wait shorter than
+ *       the wake-up it saves (the ski-rental rule: rent until the rent paid equals the price). It is
+ *       {@value #MAX_BUDGET_NANOS} ns unless the wake-ups measured cost more, up to
+ *       {@value #MAX_LIMIT_NANOS} ns. A futex or a completion event on real hardware wakes in a few
+ *       to tens of µs, so this only moves where sleeping is dear: on RDMA, where a wake-up takes two
+ *       thread hand-offs (completion channel, completion thread, reader), under emulation (the
+ *       Soft-RoCE VM: a wake-up there cost more than the whole 4 KiB round trip spinning does), or on
+ *       a host whose scheduler is slow to run a woken thread;</li>
  *   <li>the <em>spin phase</em> shrinks (halves, down to none) while waits keep being answered only
  *       after a yield, the sign that the peer runs on this CPU; a full spin is tried again every
  *       {@value #PROBE_EVERY} waits in case the placement changed;</li>
@@ -41,6 +49,8 @@ final class AdaptiveWait {
     static final long MAX_SPIN_NANOS = 8_000;
     static final long MIN_BUDGET_NANOS = 20_000;
     static final long MAX_BUDGET_NANOS = 250_000;
+    /** The most a learnt sleep cost raises the limit to: no single wait spins longer than this. */
+    static final long MAX_LIMIT_NANOS = 4_000_000;
     static final long LONG_YIELD_NANOS = 60_000;
     static final int PROBE_EVERY = 64;
     /** Waits in a row answered only after yielding before the spin phase is halved. */
@@ -58,6 +68,10 @@ final class AdaptiveWait {
     private long budgetNanos = 4 * MIN_BUDGET_NANOS;
     /** Moving average of log2(wait ns), times {@link #SCALE}. */
     private int logWait = 12 * SCALE;
+    /** Moving average of log2(wake-up latency ns), times {@link #SCALE}; 0 while none was measured. */
+    private int logWake;
+    /** Waits typically longer than this sleep at once (budget = minimum). */
+    private long limitNanos = MAX_BUDGET_NANOS;
     private int yieldWins;
     private int waits;
 
@@ -160,8 +174,19 @@ final class AdaptiveWait {
         learn(waited);
     }
 
-    /** The wait slept and then ended; {@code waitedNanos} from its start (0 if unknown). */
+    /** The wait slept and then ended; the medium could not tell what the wake-up cost. */
     void slept() {
+        slept(-1);
+    }
+
+    /**
+     * The wait slept and then ended.
+     *
+     * @param wakeLatencyNanos what the wake-up that ended the sleep cost, from the medium learning of
+     *     the peer's publish to this thread running ({@link RingMedium#wakeLatencyNanos}); -1 if unknown
+     */
+    void slept(long wakeLatencyNanos) {
+        if (wakeLatencyNanos >= 0) learnWake(wakeLatencyNanos);
         if (rounds == 0) {
             start = clock.getAsLong();
             rounds = 1;
@@ -174,11 +199,24 @@ final class AdaptiveWait {
         int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, waited)); // ceil-ish log2
         logWait += (lg * SCALE - logWait) >> 3;
         long typical = 1L << Math.min(40, logWait / SCALE);
-        if (typical > MAX_BUDGET_NANOS) {
+        if (typical > limitNanos) {
             budgetNanos = MIN_BUDGET_NANOS;
         } else {
-            budgetNanos = Math.max(MIN_BUDGET_NANOS, Math.min(MAX_BUDGET_NANOS, 2 * typical));
+            budgetNanos = Math.max(MIN_BUDGET_NANOS, Math.min(limitNanos, 2 * typical));
         }
+    }
+
+    /** A log-domain average, as for the waits, so one wake-up delayed by a preemption moves it little. */
+    private void learnWake(long latency) {
+        int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, latency));
+        logWake = logWake == 0 ? lg * SCALE : logWake + ((lg * SCALE - logWake) >> 2);
+        long cost = 1L << Math.min(40, logWake / SCALE);
+        limitNanos = Math.max(MAX_BUDGET_NANOS, Math.min(MAX_LIMIT_NANOS, cost));
+    }
+
+    /** Waits typically longer than this are not waited out awake. */
+    long limitNanos() {
+        return limitNanos;
     }
 
     long budgetNanos() {

@@ -54,6 +54,8 @@ public final class RingInputStream extends InputStream {
     private final int creditBatch;
     /** Guarded by {@code lock}. */
     private final AdaptiveWait wait;
+    /** What the wake-up of the last sleep cost, as the medium tells it (-1: unknown); guarded by the lock. */
+    private long wakeLatency = -1;
     /** The consumer cursor last published to the peer; guarded by {@code lock}. */
     private long published;
     private final ReentrantLock lock = new ReentrantLock();
@@ -113,7 +115,7 @@ public final class RingInputStream extends InputStream {
                 long avail = medium.producedByPeer() - c;
                 if (avail > 0) {
                     if (waiting) {
-                        if (slept) wait.slept(); else wait.caught();
+                        if (slept) wait.slept(wakeLatency); else wait.caught();
                     }
                     return copyOut(c, b, off, (int) Math.min(len, avail), avail);
                 }
@@ -158,6 +160,7 @@ public final class RingInputStream extends InputStream {
     /** Sleeps until woken or the deadline; returns whether an interrupt was swallowed (TCP reads ignore it). */
     private boolean sleep(long deadline) throws SocketTimeoutException {
         waiter = Thread.currentThread();
+        long sleptAt = System.nanoTime();
         medium.announceReaderWaiting(true);
         try {
             if (readyOrEnded()) return false;
@@ -174,6 +177,7 @@ public final class RingInputStream extends InputStream {
         } finally {
             medium.announceReaderWaiting(false);
             waiter = null;
+            wakeLatency = medium.wakeLatencyNanos(true, sleptAt, System.nanoTime());
         }
     }
 

@@ -125,6 +125,17 @@ public interface RingMedium {
         return false;
     }
 
+    /**
+     * What the wake-up that ended the local reader's ({@code reader}) or writer's sleep cost: the time
+     * from this medium learning of the peer's publish to {@code nowNanos}, counted once for every
+     * thread hand-off on its path. -1 when the medium cannot tell (the default), or when no wake-up
+     * was signalled since {@code sleptAtNanos}. The engine's waiting policy spins through waits
+     * shorter than this ({@link AdaptiveWait}).
+     */
+    default long wakeLatencyNanos(boolean reader, long sleptAtNanos, long nowNanos) {
+        return -1;
+    }
+
     /** Ends a local reader's {@link #awaitReader} at once (local close, shutdown, peer death); any thread. */
     default void wakeLocalReader() {
     }

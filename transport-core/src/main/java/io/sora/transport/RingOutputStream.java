@@ -49,6 +49,8 @@ public final class RingOutputStream extends OutputStream {
     private final int mask;
     /** Guarded by {@code lock}. */
     private final AdaptiveWait wait;
+    /** What the wake-up of the last sleep cost, as the medium tells it (-1: unknown); guarded by the lock. */
+    private long wakeLatency = -1;
     /** The peer's consumer cursor as last read; only the lock holder touches it. */
     private long consumedCache;
     private final ReentrantLock lock = new ReentrantLock();
@@ -116,7 +118,7 @@ public final class RingOutputStream extends OutputStream {
                 if (free > 0) {
                     int n = (int) Math.min(free, len);
                     if (waiting) {
-                        if (slept) wait.slept(); else wait.caught();
+                        if (slept) wait.slept(wakeLatency); else wait.caught();
                         waiting = false;
                         slept = false;
                     }
@@ -171,6 +173,7 @@ public final class RingOutputStream extends OutputStream {
     /** Sleeps until credits, a flag, a local close or shutdown; returns whether an interrupt was swallowed. */
     private boolean sleep() {
         waiter = Thread.currentThread();
+        long sleptAt = System.nanoTime();
         medium.announceWriterWaiting(true);
         try {
             if (closed || outputShutdown
@@ -183,6 +186,7 @@ public final class RingOutputStream extends OutputStream {
         } finally {
             medium.announceWriterWaiting(false);
             waiter = null;
+            wakeLatency = medium.wakeLatencyNanos(false, sleptAt, System.nanoTime());
         }
     }
 

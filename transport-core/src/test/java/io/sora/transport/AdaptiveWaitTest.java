@@ -41,6 +41,42 @@ class AdaptiveWaitTest {
         w.end();
     }
 
+    /** As {@link #sleptFor}, the medium telling that the wake-up cost {@code wakeNanos}. */
+    private static void sleptFor(AdaptiveWait w, long[] now, long nanos, long wakeNanos) {
+        w.begin();
+        long end = now[0] + nanos;
+        while (w.idle()) now[0] += 100;
+        now[0] = Math.max(now[0], end);
+        w.slept(wakeNanos);
+        w.end();
+    }
+
+    @Test
+    void aWakeUpDearerThanTheWaitRaisesTheLimitSoTheWaitIsCaughtAwake() {
+        AdaptiveWait w = policy();
+        // waits of 400 µs (beyond the default limit) whose wake-ups cost 1 ms each: cheaper awake
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 400_000, 1_000_000);
+        assertTrue(w.limitNanos() >= 1_000_000, "limit " + w.limitNanos());
+        assertTrue(w.budgetNanos() > 400_000, "budget " + w.budgetNanos());
+        caughtAfter(w, now, 400_000); // throws if it went to sleep
+    }
+
+    @Test
+    void cheapWakeUpsKeepTheDefaultLimitAndLongWaitsSleep() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 400_000, 10_000);
+        assertEquals(AdaptiveWait.MAX_BUDGET_NANOS, w.limitNanos());
+        assertEquals(AdaptiveWait.MIN_BUDGET_NANOS, w.budgetNanos());
+    }
+
+    @Test
+    void theLearntLimitIsBounded() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 100_000_000, 1_000_000_000);
+        assertEquals(AdaptiveWait.MAX_LIMIT_NANOS, w.limitNanos());
+        assertEquals(AdaptiveWait.MIN_BUDGET_NANOS, w.budgetNanos(), "waits longer than the limit still sleep at once");
+    }
+
     @Test
     void disabledSleepsAtOnce() {
         AdaptiveWait w = new AdaptiveWait(false, () -> now[0]);

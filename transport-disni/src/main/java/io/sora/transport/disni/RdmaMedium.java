@@ -34,7 +34,10 @@ import java.util.concurrent.locks.LockSupport;
  * poll the CQ themselves when nothing new is known (no thread hop on the fast path). An engine about
  * to sleep announces it; the connection's completion thread ({@code sora-rdma-cq-<id>}) then arms the
  * CQ, drains it, and blocks on the completion channel, waking the engine on the next completion.
- * Nobody waiting, the thread parks: an idle connection costs no CPU.
+ * Nobody waiting, the thread parks: an idle connection costs no CPU. That wake-up is two hand-offs
+ * (channel to completion thread, completion thread to engine); the medium measures the second and
+ * reports both ({@link #wakeLatencyNanos}), so the engine's waiting policy spins through waits that
+ * are shorter than a wake-up (under emulation a wake-up cost more than a whole spinning round trip).
  *
  * <p>Peer death: an error completion or the CM's DISCONNECTED without the peer's CLOSED flag sets
  * {@link #DEAD}. Close: CLOSED is sent signaled, its completion awaited (bounded), then the CM id is
@@ -76,6 +79,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     private ByteBuffer shadow;
     private int sendCapacity;
     private int creditThreshold;
+    /** Thread hand-offs between a completion and a sleeping engine running again (see {@link #wakeLatencyNanos}). */
+    private static final int WAKE_HOPS = 2;
+    /** When the completion thread last woke a sleeping reader / writer (System.nanoTime), 0: never. */
+    private volatile long readerWokenAt;
+    private volatile long writerWokenAt;
     /** Written only under the poll lock (one writer), read anywhere. */
     private volatile long peerProduced;
     private volatile long peerConsumed;
@@ -171,7 +179,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     public void onData(int bytes) {
         peerProduced = peerProduced + bytes;
         Waker w = waker;
-        if (w != null) w.wakeReader();
+        if (w != null) {
+            if (readerWaiting && Thread.currentThread() == thread) readerWokenAt = System.nanoTime();
+            w.wakeReader();
+        }
     }
 
     @Override
@@ -183,6 +194,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
             if (c > peerConsumed) peerConsumed = c;
             if (r > peerReposted) peerReposted = r;
             peerFlags.or(f);
+            if (Thread.currentThread() == thread) {
+                long now = System.nanoTime();
+                if (readerWaiting) readerWokenAt = now;
+                if (writerWaiting) writerWokenAt = now;
+            }
             wakeBoth();
             return;
         }
@@ -407,6 +423,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 if (!closing) broken("RDMA post failed: " + e.getMessage());
             }
         }
+    }
+
+    /**
+     * A sleeping engine is woken in two hand-offs: the completion channel wakes the completion thread,
+     * which unparks the engine. The second is measured (from the completion thread's stamp to the
+     * engine running again), the first taken to cost as much.
+     */
+    @Override
+    public long wakeLatencyNanos(boolean reader, long sleptAtNanos, long nowNanos) {
+        long woken = reader ? readerWokenAt : writerWokenAt;
+        if (woken == 0 || woken - sleptAtNanos < 0 || nowNanos - woken < 0) return -1;
+        return WAKE_HOPS * (nowNanos - woken);
     }
 
     @Override

@@ -111,6 +111,37 @@ class RdmaMediumTest {
         return got.toByteArray();
     }
 
+    // ------------------------------------------------------------------ waiting policy
+
+    /**
+     * A reader that sleeps is woken through the completion thread; the medium tells the reader's
+     * waiting policy what that wake-up cost (two hand-offs), and only for a wake-up it signalled.
+     */
+    @Test
+    void aSleepingReaderLearnsWhatItsWakeUpCost() throws Exception {
+        link = new Link(); // spinIterations 0: every wait sleeps at once
+        long before = System.nanoTime();
+        assertEquals(-1, link.b.wakeLatencyNanos(true, before, System.nanoTime()), "no wake-up signalled yet");
+        AtomicReference<Object> got = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                got.set(link.cb.inputStream().read());
+            } catch (IOException e) {
+                got.set(e);
+            }
+        }, "reader");
+        reader.start();
+        await("reader sleeps", () -> reader.getState() == Thread.State.WAITING);
+        link.ca.outputStream().write(42);
+        reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertEquals(42, got.get());
+        long now = System.nanoTime();
+        long cost = link.b.wakeLatencyNanos(true, before, now);
+        assertTrue(cost >= 0 && cost <= 2 * (now - before), "wake-up cost " + cost + " ns");
+        assertEquals(-1, link.b.wakeLatencyNanos(true, now, System.nanoTime()), "a sleep after the wake-up was not woken");
+        assertEquals(-1, link.b.wakeLatencyNanos(false, before, now), "the writer never slept");
+    }
+
     // ------------------------------------------------------------------ 1: post after release
 
     /**
