@@ -117,10 +117,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             offMyState = Segment.OFF_CLIENT_STATE;
             offPeerState = Segment.OFF_SERVER_STATE;
         }
-        // each waiting word sits on the line of the cursor its own thread writes
-        myReaderWaiting = offMyConsumed + Segment.WAITING;
+        // a writer's waiting word sits on its producer cursor's line, a reader's on a line of its own (see Segment)
+        myReaderWaiting = server ? Segment.OFF_C2S_READER_WAITING : Segment.OFF_S2C_READER_WAITING;
+        peerReaderWaiting = server ? Segment.OFF_S2C_READER_WAITING : Segment.OFF_C2S_READER_WAITING;
         myWriterWaiting = offMyProduced + Segment.WAITING;
-        peerReaderWaiting = offPeerConsumed + Segment.WAITING;
         peerWriterWaiting = offPeerProduced + Segment.WAITING;
         futex = useFutex && Futex.isAvailable();
         INTS.setRelease(buf, offMyState + Segment.CAPS, futex ? Segment.CAP_FUTEX : 0);

@@ -105,7 +105,7 @@ class HostileOffersTest {
     private static void writeSegment(Path p, int c2s, int s2c, byte[] secret, long magic) throws IOException {
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer h = ByteBuffer.allocate(4096 + c2s + s2c).order(ByteOrder.nativeOrder());
-            h.putLong(0, magic).putInt(8, 2).putInt(12, 4096).putInt(16, c2s).putInt(20, s2c).put(24, secret);
+            h.putLong(0, magic).putInt(8, 3).putInt(12, 4096).putInt(16, c2s).putInt(20, s2c).put(24, secret);
             ch.write(h);
         }
     }
