@@ -47,24 +47,36 @@ final class RdmaPending implements RdmaMedium.PairingListener, CmLoop.Handler {
     @Override
     public void onCmEvent(EventType type, RdmaCmEvent event) {
         if (type == EventType.RDMA_CM_EVENT_ESTABLISHED) {
+            InetSocketAddress destination;
             try {
-                peer = (InetSocketAddress) cmId.getDestination();
+                destination = (InetSocketAddress) cmId.getDestination();
             } catch (IOException | RuntimeException e) {
-                peer = null;
+                destination = null;
             }
-            medium.qp.traceQp("RTS", "accepted from " + peer);
+            established(destination);
         } else if (type == EventType.RDMA_CM_EVENT_DISCONNECTED) {
-            medium.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
-            aborted("client dropped the RDMA connection before COMMIT");
-            try {
-                medium.qp.disconnect(); // guarded against the completion thread destroying the QP
-            } catch (IOException | RuntimeException e) {
-                // disconnected already
-            }
+            disconnected();
         } else if (type == EventType.RDMA_CM_EVENT_CONNECT_ERROR || type == EventType.RDMA_CM_EVENT_UNREACHABLE
                 || type == EventType.RDMA_CM_EVENT_REJECTED) {
             aborted("RDMA connection failed: " + type.name());
             medium.abort();
+        }
+    }
+
+    /** ESTABLISHED: the connection is up, from the RDMA address {@code peer} (null if unknown). */
+    void established(InetSocketAddress peer) {
+        this.peer = peer;
+        medium.qp.traceQp("RTS", "accepted from " + peer);
+    }
+
+    /** DISCONNECTED: the client dropped the connection (or died); a committed connection reads to EOF. */
+    void disconnected() {
+        medium.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
+        aborted("client dropped the RDMA connection before COMMIT");
+        try {
+            medium.qp.disconnect(); // guarded against the completion thread destroying the QP
+        } catch (IOException | RuntimeException e) {
+            // disconnected already
         }
     }
 

@@ -50,6 +50,18 @@ final class RdmaServerBinding implements ServerBinding {
     private volatile long lastSweepNanos = System.nanoTime();
     private final long minWaitNanos;
 
+    /** Without an RDMA CM listen: connections are handed in by {@link #accepted} (tests, over fake verbs). */
+    RdmaServerBinding(InetSocketAddress bound, AcceptPolicy policy, Tracer tracer, int spinIterations, long minWaitNanos) {
+        this.minWaitNanos = minWaitNanos;
+        this.bound = bound;
+        this.listenAddress = bound;
+        this.policy = policy;
+        this.tracer = tracer;
+        this.spinIterations = spinIterations;
+        this.loop = null;
+        this.listenId = null;
+    }
+
     RdmaServerBinding(InetSocketAddress bound, InetSocketAddress listenAddress, AcceptPolicy policy, Tracer tracer,
                       int spinIterations, long minWaitNanos) throws IOException {
         this.minWaitNanos = minWaitNanos;
@@ -86,14 +98,8 @@ final class RdmaServerBinding implements ServerBinding {
         try {
             QueuePair qp = QueuePair.open(id, conn, tracer);
             medium = new RdmaMedium(conn, qp, tracer);
-            RdmaPending p = new RdmaPending(conn, id, medium, this::onHello, this::onAborted);
-            medium.setOnRelease(() -> {
-                unclaimed.remove(p);
-                loop.execute(() -> loop.release(id));
-            });
-            unclaimed.add(p);
+            RdmaPending p = accepted(conn, medium, id, () -> loop.execute(() -> loop.release(id)));
             loop.register(id, p);
-            medium.setPairingListener(p);
             RdmaConnParam param = new RdmaConnParam();
             param.setRetry_count((byte) 7);
             param.setRnr_retry_count((byte) 7);
@@ -103,6 +109,28 @@ final class RdmaServerBinding implements ServerBinding {
             if (medium != null) medium.abort();
             else loop.release(id);
         }
+    }
+
+    /** A new connection's pairing state, on {@code medium}; {@code releaseId} runs once its verbs are released. */
+    RdmaPending accepted(long conn, RdmaMedium medium, RdmaCmId id, Runnable releaseId) {
+        RdmaPending p = new RdmaPending(conn, id, medium, this::onHello, this::onAborted);
+        medium.setOnRelease(() -> {
+            unclaimed.remove(p);
+            releaseId.run();
+        });
+        unclaimed.add(p);
+        medium.setPairingListener(p);
+        return p;
+    }
+
+    /** Whether the key is marked TCP (tests). */
+    boolean decidedTcp(ConnectionKey key) {
+        return entries.get(key) instanceof TcpMark;
+    }
+
+    /** Connections neither claimed by an accept nor released (tests). */
+    int unclaimedCount() {
+        return unclaimed.size();
     }
 
     // ---- completion thread of the connection ----
@@ -158,7 +186,7 @@ final class RdmaServerBinding implements ServerBinding {
             return "client receive ring of " + hello.ringSize() + " bytes (1 byte to 256 MiB allowed)";
         }
         InetSocketAddress peer = p.peer();
-        if (peer == null) peer = (InetSocketAddress) p.cmId.getDestination();
+        if (peer == null && p.cmId != null) peer = (InetSocketAddress) p.cmId.getDestination();
         if (peer == null || !peer.getAddress().equals(key.client().getAddress())) {
             return "RDMA peer address " + (peer == null ? "unknown" : peer.getAddress().getHostAddress())
                     + " is not the TCP client's address " + key.client().getAddress().getHostAddress();
@@ -271,12 +299,12 @@ final class RdmaServerBinding implements ServerBinding {
         synchronized (arrivals) {
             arrivals.notifyAll();
         }
-        loop.execute(() -> loop.release(listenId));
+        if (loop != null) loop.execute(() -> loop.release(listenId));
         for (RdmaPending p : unclaimed) {
             p.aborted("rdma listener closed");
             p.medium.abort();
         }
         entries.clear();
-        loop.closeWhenIdle();
+        if (loop != null) loop.closeWhenIdle();
     }
 }

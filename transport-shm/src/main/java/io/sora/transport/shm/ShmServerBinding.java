@@ -367,6 +367,11 @@ final class ShmServerBinding implements ServerBinding {
         }
     }
 
+    /** Whether the key is marked TCP (tests). */
+    boolean decidedTcp(ConnectionKey key) {
+        return entries.get(key) instanceof TcpMark;
+    }
+
     int entryCount() {
         return entries.size();
     }
