@@ -37,11 +37,11 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
     };
 
     /** One RDMA connection: the server's pairing state and the client's medium, over two fakes. */
-    private record Link(RdmaPending server, RdmaMedium client, Verbs.Region clientRing) {}
+    private record Link(RdmaLink server, RdmaMedium client, Verbs.Region clientRing) {}
 
     @Override
     protected Medium open(InetSocketAddress bound, AcceptPolicy policy) {
-        RdmaServerBinding binding = new RdmaServerBinding(bound, policy, Tracer.OFF, 0, 0);
+        RdmaServerBinding binding = new RdmaServerBinding(bound, bound, policy, Tracer.OFF, 0, 0);
         List<RdmaMedium> clients = new CopyOnWriteArrayList<>();
         return new Medium() {
             /** A connection request accepted by the binding and established from the TCP client's address. */
@@ -49,7 +49,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
                 FakeVerbs[] v = FakeVerbs.pair();
                 long conn = IDS.addAndGet(2);
                 RdmaMedium server = new RdmaMedium(conn, new QueuePair(v[1], conn, Tracer.OFF), Tracer.OFF);
-                RdmaPending p = binding.accepted(conn, server, null, () -> { });
+                RdmaLink p = binding.accepted(conn, server, null, () -> { });
                 RdmaMedium client = new RdmaMedium(conn + 1, new QueuePair(v[0], conn + 1, Tracer.OFF), Tracer.OFF);
                 clients.add(client);
                 v[1].onPeerDisconnect(p::disconnected);
