@@ -192,21 +192,24 @@ public abstract class AbstractPairingTest {
      */
     @Test
     void anAcceptAfterTheClientLeftTheOfferReportsWhy() throws Exception {
-        Medium m = medium();
-        Socket[] t = tcp();
-        m.offered(clientKey(t[0])).close();
-        await("the server noticed the client left", () -> m.decidedTcp(serverKey(t[1])));
-        assertEquals(m.abandonedReason(), assertInstanceOf(PairingResult.Fallback.class, accept(t[1], WAIT)).reason());
+        Socket[] t = leftAfterTheOffer();
+        assertEquals(medium.abandonedReason(), assertInstanceOf(PairingResult.Fallback.class, accept(t[1], WAIT)).reason());
     }
 
     /** An abandoned pairing releases what the server set up for it at once, not when the server socket closes. */
     @Test
     void aPairingTheClientLeftIsReleasedAtOnce() throws Exception {
+        leftAfterTheOffer();
+        await("the server released the pairing", medium::releasedUnclaimed);
+    }
+
+    /** A connection whose client left after the OFFER, once the server noticed; [0] client, [1] server side. */
+    private Socket[] leftAfterTheOffer() throws Exception {
         Medium m = medium();
         Socket[] t = tcp();
         m.offered(clientKey(t[0])).close();
         await("the server noticed the client left", () -> m.decidedTcp(serverKey(t[1])));
-        await("the server released the pairing", m::releasedUnclaimed);
+        return t;
     }
 
     /** An accepting thread interrupted while it waits for the COMMIT: TCP, the interrupt kept, the pairing released. */

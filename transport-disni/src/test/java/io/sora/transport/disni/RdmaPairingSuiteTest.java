@@ -9,7 +9,6 @@ import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.ServerBinding;
-import io.sora.transport.SocketHooks;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -25,16 +24,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 class RdmaPairingSuiteTest extends AbstractPairingTest {
     private static final AtomicLong IDS = new AtomicLong(1_000_000);
-    private static final SocketHooks HOOKS = new SocketHooks() {
-        @Override
-        public int soTimeoutMillis() {
-            return 0;
-        }
-
-        @Override
-        public void closeSocket() {
-        }
-    };
 
     /** One RDMA connection: the server's pairing state and the client's medium, over two fakes. */
     private record Link(RdmaLink server, RdmaMedium client, Verbs.Region clientRing) {}
@@ -70,7 +59,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
                 try {
                     l = link(key);
                     long deadline = System.nanoTime() + options.fallbackWait().toNanos();
-                    PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, options, deadline, HOOKS, 0);
+                    PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, options, deadline, RdmaMediumTest.HOOKS, 0);
                     paired = r instanceof PairingResult.Paired;
                     return r;
                 } catch (IOException | InterruptedException e) {
