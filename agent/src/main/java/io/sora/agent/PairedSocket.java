@@ -60,7 +60,7 @@ final class PairedSocket {
 
     /** The close action registered with the cleaner; captures no socket. */
     private static Runnable closer(FastConnection c, Tracer tracer) {
-        return () -> ConnectionManager.close(c, tracer);
+        return () -> PathRecorder.close(c, tracer);
     }
 
     /** Pairs the state with its socket: the cleaner closes the fast path if the socket is dropped unclosed. */

@@ -77,7 +77,7 @@ final class PathWarmup {
 
     /** Returns once the warm-up is over (or never began), or after {@link #DATA_PATH_WAIT_MILLIS}. */
     static void awaitDataPath() {
-        if (DATA_PATH_DONE.getCount() == 0 || ConnectionManager.INTERNAL.get() != null || DATA_PATH_WAIT_MILLIS == 0
+        if (DATA_PATH_DONE.getCount() == 0 || BridgeDelegate.INTERNAL.get() != null || DATA_PATH_WAIT_MILLIS == 0
                 || !BEGUN.get()) return;
         try {
             DATA_PATH_DONE.await(DATA_PATH_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -133,7 +133,7 @@ final class PathWarmup {
     }
 
     private static void run() {
-        ConnectionManager.INTERNAL.set(Boolean.TRUE);
+        BridgeDelegate.INTERNAL.set(Boolean.TRUE);
         long t0 = System.nanoTime();
         try {
             ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
@@ -159,7 +159,7 @@ final class PathWarmup {
             // a warm-up only
         } finally {
             DATA_PATH_DONE.countDown();
-            ConnectionManager.INTERNAL.remove();
+            BridgeDelegate.INTERNAL.remove();
         }
     }
 

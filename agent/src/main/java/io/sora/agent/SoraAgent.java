@@ -53,19 +53,19 @@ public final class SoraAgent {
     private final RuleSet rules;
     private final FastPaths fastPaths;
     private final SocketPatch instrumentation;
-    private final ConnectionManager manager;
+    private final BridgeDelegate delegate;
     private final Thread shutdownHook;
 
     private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketPatch instrumentation,
-                      ConnectionManager manager) {
+                      BridgeDelegate delegate) {
         this.tracer = tracer;
         this.rules = rules;
         this.fastPaths = fastPaths;
         this.instrumentation = instrumentation;
-        this.manager = manager;
+        this.delegate = delegate;
         this.shutdownHook = new Thread(() -> {
             PathWarmup.abort();
-            manager.closeListeners();
+            delegate.closeListeners();
             // after the listeners: no thread of the agent may stay blocked in native code, or the
             // JVM's exit waits 300 ms for it (see Transport.jvmExiting)
             for (Transport t : fastPaths.transports().values()) {
@@ -112,10 +112,10 @@ public final class SoraAgent {
             warnUnavailable(rules, fastPaths, p -> !fastPaths.deferred().contains(p));
             timer.mark("fast paths");
             ConnectionRegistry registry = new ConnectionRegistry();
-            ConnectionManager manager = new ConnectionManager(rules, fastPaths.transports(), tracer, registry);
-            timer.mark("connection manager");
+            BridgeDelegate delegate = new BridgeDelegate(rules, fastPaths.transports(), tracer, registry);
+            timer.mark("bridge delegate");
             if (!rules.isEmpty()) {
-                // Prepared, not started: the manager begins it at the first bound server socket or
+                // Prepared, not started: the delegate begins it at the first bound server socket or
                 // connect a shm rule may match (hot attach: the adopted listeners, just below). The
                 // data-path warm-up only serves shm; in the (slow) RDMA VM it cost pairings.
                 PathWarmup.prepare(rules.uses(Provider.SHM), () -> {
@@ -133,10 +133,10 @@ public final class SoraAgent {
             }
             if (attached) {
                 // before the bridge goes live: servers bound already, connections that exist already
-                manager.adopt(ProcessSockets.read());
+                delegate.adopt(ProcessSockets.read());
                 warmUp();
             }
-            SoraBridge.install(manager, tracer.isOn(Category.MT));
+            SoraBridge.install(delegate, tracer.isOn(Category.MT));
             timer.mark("bridge");
             if (!rules.isEmpty() || tracer.isOn(Category.MT) || tracer.isOn(Category.NET)) {
                 if (instrumentation instanceof SocketInstrumentation bb) {
@@ -148,7 +148,7 @@ public final class SoraAgent {
             timer.mark("socket patch");
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
-            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, manager);
+            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, delegate);
             running = agent;
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
@@ -266,7 +266,7 @@ public final class SoraAgent {
         } catch (IllegalStateException e) {
             // the JVM is exiting; the hook closes the trace
         }
-        manager.stop(tracer::close);
+        delegate.stop(tracer::close);
     }
 
     /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */
@@ -390,8 +390,8 @@ public final class SoraAgent {
         return running;
     }
 
-    ConnectionManager manager() {
-        return manager;
+    BridgeDelegate delegate() {
+        return delegate;
     }
 
     FastPaths fastPaths() {

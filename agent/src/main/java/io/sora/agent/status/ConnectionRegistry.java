@@ -4,11 +4,8 @@ import io.sora.transport.FastConnection;
 import java.lang.ref.WeakReference;
 import java.net.Socket;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.LongSupplier;
 
@@ -39,7 +36,8 @@ public final class ConnectionRegistry {
 
     private final LongSupplier clock;
     private final ConcurrentLinkedQueue<Entry> entries = new ConcurrentLinkedQueue<>();
-    private final Map<Socket, Entry> bySocket = Collections.synchronizedMap(new WeakHashMap<>());
+    /** Consulted on every {@code Socket.close} in the JVM: concurrent, so no close waits for another. */
+    private final WeakIdentityMap<Socket, Entry> bySocket = new WeakIdentityMap<>();
     private int addsSincePrune;
 
     /** A registry on the wall clock. */

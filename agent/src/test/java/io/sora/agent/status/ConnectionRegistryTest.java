@@ -1,6 +1,7 @@
 package io.sora.agent.status;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.sora.transport.FastConnection;
 import java.io.InputStream;
@@ -85,5 +86,26 @@ class ConnectionRegistryTest {
             registry.add(new Socket(), i, ConnectionRegistry.Side.CLIENT, "a:" + i, "b:2", "tcp", "r", null);
         }
         assertEquals(List.of(1L, 2L, 3L), registry.snapshot().stream().map(ConnectionInfo::getId).toList());
+    }
+
+    /**
+     * {@code closed} runs on every {@code Socket.close} in the JVM: it must not wait for a lock shared
+     * by the whole table (the synchronized WeakHashMap it was made every close wait on its monitor).
+     * Holding the table's own monitor, a close on another thread still completes.
+     */
+    @Test
+    void aCloseWaitsForNoLockSharedByTheTable() throws Exception {
+        Socket s = new Socket();
+        registry.add(s, 1, ConnectionRegistry.Side.CLIENT, "a:1", "b:2", "tcp", "r", null);
+        java.lang.reflect.Field f = ConnectionRegistry.class.getDeclaredField("bySocket");
+        f.setAccessible(true);
+        Object table = f.get(registry);
+        Thread closer = new Thread(() -> registry.closed(s), "closer");
+        synchronized (table) {
+            closer.start();
+            closer.join(10_000);
+            assertFalse(closer.isAlive(), "the close waited for the table's monitor");
+        }
+        assertEquals("closed", registry.snapshot().get(0).getState());
     }
 }

@@ -141,7 +141,7 @@ public final class DisniTransport implements Transport {
         Objects.requireNonNull(policy, "policy");
         if (!availability.isAvailable()) throw new IOException("rdma unavailable: " + cause());
         InetAddress a = bound.getAddress().isAnyLocalAddress() ? device.address() : bound.getAddress();
-        RdmaServerBinding b = new RdmaServerBinding(bound, new InetSocketAddress(a, bound.getPort()), policy, tracer,
+        RdmaServerBinding b = RdmaServerBinding.listen(bound, new InetSocketAddress(a, bound.getPort()), policy, tracer,
                 spinIterations, minWaitNanos);
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.CM_EVENT, 0, "rdma", null, "LISTEN " + b.listenAddress() + " bound=" + bound);

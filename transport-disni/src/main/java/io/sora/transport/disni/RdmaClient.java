@@ -133,23 +133,9 @@ final class RdmaClient {
             r = expect(a, EventType.RDMA_CM_EVENT_ESTABLISHED, deadline, "RDMA connect to " + server);
             if (r != null) return new PairingResult.Fallback(r);
             qp.traceQp("RTS", "connected to " + server);
-            qp.postMessage(new RdmaWire.Hello(key, ring.address(), ring.rkey(), options.receiveBufferSize()));
-            RdmaWire.Message reply = medium.nextMessage(deadline);
-            if (reply == null) {
-                return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
-            }
-            if (reply instanceof RdmaWire.No no) return new PairingResult.Fallback(no.reason());
-            if (!(reply instanceof RdmaWire.Offer offer)) {
-                return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
-            }
-            if (offer.ringSize() <= 0 || offer.ringSize() > MAX_RING) {
-                return new PairingResult.Fallback("offer has a " + offer.ringSize() + "-byte ring (1 byte to 256 MiB allowed)");
-            }
-            medium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
-            qp.postMessage(new RdmaWire.Commit(offer.secret()));
-            medium.paired();
-            paired = true;
-            return new PairingResult.Paired(new RingConnection(conn, "rdma", medium, hooks, spinIterations));
+            PairingResult result = exchange(medium, ring, key, options, deadline, hooks, spinIterations);
+            paired = result instanceof PairingResult.Paired;
+            return result;
         } catch (IOException | RuntimeException e) {
             return new PairingResult.Fallback("rdma pairing failed: " + e.getMessage());
         } catch (InterruptedException e) {
@@ -164,6 +150,31 @@ final class RdmaClient {
                 }
             }
         }
+    }
+
+    /**
+     * The pairing messages on an established RDMA connection whose receive ring ({@code ring}) is
+     * registered: HELLO, then OFFER or NO, then COMMIT. Paired, or the reason why not; the caller
+     * releases the connection when it is not paired.
+     */
+    static PairingResult exchange(RdmaMedium medium, Verbs.Region ring, ConnectionKey key, PairingOptions options,
+                                  long deadline, SocketHooks hooks, int spinIterations) throws IOException, InterruptedException {
+        medium.qp.postMessage(new RdmaWire.Hello(key, ring.address(), ring.rkey(), options.receiveBufferSize()));
+        RdmaWire.Message reply = medium.nextMessage(deadline);
+        if (reply == null) {
+            return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+        }
+        if (reply instanceof RdmaWire.No no) return new PairingResult.Fallback(no.reason());
+        if (!(reply instanceof RdmaWire.Offer offer)) {
+            return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
+        }
+        if (offer.ringSize() <= 0 || offer.ringSize() > MAX_RING) {
+            return new PairingResult.Fallback("offer has a " + offer.ringSize() + "-byte ring (1 byte to 256 MiB allowed)");
+        }
+        medium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+        medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
+        medium.paired();
+        return new PairingResult.Paired(new RingConnection(medium.id, "rdma", medium, hooks, spinIterations));
     }
 
     /**

@@ -15,13 +15,17 @@ import java.util.concurrent.CountDownLatch;
  * memory at its remote address and consumes a posted receive as well; completions go to the peer's
  * CQ (and to the sender's for signaled requests). As on a NIC, work requests are delivered in order.
  *
+ * <p>{@link #disconnect()} flushes this end's posted receives (error completions), as the error state
+ * a real disconnect puts the queue pair in does; the peer's queue pair stays up until it disconnects.
+ *
  * <p>A message that finds no posted receive is held and retried, as {@code rnr_retry 7} does on
  * hardware (forever): it, and everything behind it, is delivered when a receive is posted again.
  * {@link #rnrCount()} counts such messages. After {@link #destroy()} the send templates are gone, as
  * DiSNI's freed stateful calls: touching them throws {@code NullPointerException}.
  *
  * <p>Test hooks: {@link #gatePolls} makes one thread's next poll stop, inside the queue pair's poll
- * lock, until the test opens the gate; {@link #kick()} ends a wait for a completion event.
+ * lock, until the test opens the gate; {@link #kick()} ends a wait for a completion event;
+ * {@link #onPeerDisconnect} plays the CM's DISCONNECTED event.
  */
 final class FakeVerbs implements Verbs {
     private static final int OP_SEND_DONE = 0;
@@ -62,6 +66,8 @@ final class FakeVerbs implements Verbs {
     private int sends;
     private boolean destroyed;
     private boolean disconnected;
+    /** The CM's DISCONNECTED at this end, run when the peer disconnects. */
+    private volatile Runnable onPeerDisconnect;
     private volatile Thread gateThread;
     private volatile CountDownLatch gateEntered;
     private volatile CountDownLatch gate;
@@ -118,6 +124,14 @@ final class FakeVerbs implements Verbs {
         gateThread = null;
         CountDownLatch g = gate;
         if (g != null) g.countDown();
+    }
+
+    /**
+     * What the CM's event thread does at this end when the peer disconnects (DISCONNECTED): run once,
+     * on a thread of its own ({@code fake-cm}), as the CM delivers it asynchronously.
+     */
+    void onPeerDisconnect(Runnable event) {
+        onPeerDisconnect = event;
     }
 
     /** Ends a wait for a completion event (as a spurious event would). */
@@ -307,7 +321,16 @@ final class FakeVerbs implements Verbs {
     @Override
     public void disconnect() {
         synchronized (lock) {
+            if (disconnected) return;
             disconnected = true;
+            // rdma_disconnect moves the queue pair to the error state: every posted receive is flushed
+            while (!posted.isEmpty()) complete(posted.poll(), QueuePair.STATUS_FLUSH, QueuePair.OP_RECV, 0);
+        }
+        Runnable event = peer.onPeerDisconnect;
+        if (event != null) {
+            Thread cm = new Thread(event, "fake-cm");
+            cm.setDaemon(true);
+            cm.start();
         }
     }
 

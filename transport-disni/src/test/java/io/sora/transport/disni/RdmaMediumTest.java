@@ -32,7 +32,7 @@ class RdmaMediumTest {
     private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int RING = 4096;
 
-    private static final SocketHooks HOOKS = new SocketHooks() {
+    static final SocketHooks HOOKS = new SocketHooks() {
         @Override
         public int soTimeoutMillis() {
             return 0;

@@ -1,0 +1,125 @@
+package io.sora.agent;
+
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.rules.Provider;
+import io.sora.rules.Rule;
+import io.sora.rules.RuleSet;
+import io.sora.transport.Announcement;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingResult;
+import io.sora.transport.Transport;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where a client connection's path is decided. Before the TCP connect, a connection a {@code connect}
+ * rule names announces itself to the server's listener (where the medium has announcements), so that
+ * the server never waits for clients that will not pair ({@link Announcement}); after the connect, the
+ * rule's transport pairs it, and {@link PathRecorder} records the outcome.
+ *
+ * <p>Only sockets of exactly {@code java.net.Socket} are paired: subclasses (SSL sockets above all)
+ * may override the streams, and a paired connection whose bytes the subclass sends over TCP anyway
+ * would lose data.
+ */
+final class ClientDecisions {
+    /** An announcement whose connect neither returned nor failed this long ago is withdrawn. */
+    private static final long ANNOUNCEMENT_TTL_NANOS = 10_000_000_000L;
+
+    private final RuleSet rules;
+    private final Map<Provider, Transport> transports;
+    private final PathRecorder recorder;
+    /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
+    private final Map<Socket, Announced> announcements = new ConcurrentHashMap<>();
+
+    private record Announced(Announcement announcement, long sinceNanos) {}
+
+    ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder) {
+        this.rules = rules;
+        this.transports = transports;
+        this.recorder = recorder;
+    }
+
+    /** Before the TCP connect: a pairing client announces itself to the server's listener. */
+    void connecting(Socket socket, SocketAddress endpoint) {
+        if (rules.isEmpty() || socket.getClass() != Socket.class
+                || !(endpoint instanceof InetSocketAddress remote) || remote.isUnresolved()) {
+            return;
+        }
+        Rule rule = rules.matchConnect(remote).orElse(null);
+        if (rule == null) return;
+        if (rule.provider() == Provider.SHM) PathWarmup.begin();
+        Transport transport = transports.get(rule.provider());
+        if (transport == null || !transport.availability().isAvailable()) return;
+        // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
+        // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
+        // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
+        // yet, so it waits for nothing meanwhile.
+        PathWarmup.awaitDataPath();
+        if (!announcements.isEmpty()) sweepAnnouncements();
+        Announcement a = transport.announce(remote, RuleTerms.options(rule));
+        if (a != null) {
+            Announced old = announcements.put(socket, new Announced(a, System.nanoTime()));
+            if (old != null) old.announcement().close();
+        }
+    }
+
+    /** The TCP connect failed (or the socket closed before it returned): the announcement is withdrawn. */
+    void withdraw(Socket socket) {
+        Announcement a = takeAnnouncement(socket);
+        if (a != null) a.close();
+    }
+
+    /** After the TCP connect: the connect rule's transport pairs the connection, or it stays on TCP. */
+    void connected(Socket socket) {
+        if (rules.isEmpty() || socket.getClass() != Socket.class) {
+            return;
+        }
+        if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
+                || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
+            return;
+        }
+        Announcement announced = takeAnnouncement(socket);
+        Rule rule = rules.matchConnect(remote).orElse(null);
+        if (rule == null) {
+            if (announced != null) announced.close();
+            recorder.tcp(socket, Side.CLIENT, "no connect rule matches " + remote, false);
+            return;
+        }
+        Transport transport = transports.get(rule.provider());
+        if (transport == null || !transport.availability().isAvailable()) {
+            if (announced != null) announced.close();
+            recorder.tcp(socket, Side.CLIENT, rule.provider().keyword() + " unavailable: " + RuleTerms.cause(transport)
+                    + " (" + RuleTerms.where(rule) + ")", true);
+            return;
+        }
+        ConnectionKey key = new ConnectionKey(local, remote);
+        PairingResult result = recorder.pair(Side.CLIENT, key, rule,
+                () -> transport.connect(key, RuleTerms.options(rule), PairedSocket.hooks(socket), announced));
+        recorder.record(socket, Side.CLIENT, rule, result);
+    }
+
+    /** Detach: every announcement still out is withdrawn. */
+    void stop() {
+        announcements.values().forEach(a -> a.announcement().close());
+        announcements.clear();
+    }
+
+    /** The socket's announcement, removed from the table; null when it made none. */
+    private Announcement takeAnnouncement(Socket socket) {
+        if (announcements.isEmpty()) return null;
+        Announced a = announcements.remove(socket);
+        return a == null ? null : a.announcement();
+    }
+
+    private void sweepAnnouncements() {
+        long now = System.nanoTime();
+        announcements.entrySet().removeIf(e -> {
+            if (now - e.getValue().sinceNanos() < ANNOUNCEMENT_TTL_NANOS) return false;
+            e.getValue().announcement().close();
+            return true;
+        });
+    }
+}

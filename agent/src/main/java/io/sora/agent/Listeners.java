@@ -1,0 +1,163 @@
+package io.sora.agent;
+
+import io.sora.agent.status.WeakIdentityMap;
+import io.sora.rules.Provider;
+import io.sora.rules.Rule;
+import io.sora.rules.RuleKind;
+import io.sora.rules.RuleSet;
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.Transport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The pairing listeners of bound server sockets: one {@link ServerBinding} per fast path an accept
+ * rule may use at the bound address, started when a {@code java.net.ServerSocket} is bound, closed
+ * when it closes, at detach and at the JVM's exit. The accept policy their pairing requests are
+ * decided by, on the listener's thread and possibly before {@code accept()}, is here too.
+ */
+final class Listeners {
+    /**
+     * The fast-path listeners of one server socket (possibly none: a transport unavailable, a listener
+     * failed), kept so that accept() records each connection's TCP decision with its reason;
+     * {@code adopted} when bound before a hot attach.
+     */
+    record Server(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, boolean adopted) {
+        void close() {
+            bindings.values().forEach(ServerBinding::close);
+        }
+    }
+
+    /** Before a hot attach nothing confirms an accept: an adopted listener's policy waits for {@code accept()} (see {@link HotAttach}). */
+    @FunctionalInterface
+    interface AcceptGate {
+        /** Whether a {@code java.net.ServerSocket} accepted {@code key} within {@code wait}. */
+        boolean accepted(ConnectionKey key, Duration wait);
+    }
+
+    private final RuleSet rules;
+    private final Map<Provider, Transport> transports;
+    private final Tracer tracer;
+    private final WeakIdentityMap<ServerSocket, Server> servers = new WeakIdentityMap<>();
+
+    Listeners(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer) {
+        this.rules = rules;
+        this.transports = transports;
+        this.tracer = tracer;
+    }
+
+    /** A server socket was bound: its listeners start where an accept rule may match. */
+    void bound(ServerSocket server) {
+        if (rules.isEmpty() || server.getClass() != ServerSocket.class
+                || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
+            return;
+        }
+        Server l = listen(bound, null);
+        if (l != null) {
+            servers.put(server, l);
+        }
+    }
+
+    /** The listeners of a server socket, or null. */
+    Server of(ServerSocket server) {
+        return servers.get(server);
+    }
+
+    /** Hot attach: the server socket's adopted listeners, found at its first accept. */
+    void attach(ServerSocket server, Server l) {
+        servers.put(server, l);
+    }
+
+    /** The server socket closed: its listeners stop. Returns them (null if it had none). */
+    Server closed(ServerSocket server) {
+        Server l = servers.remove(server);
+        if (l != null) {
+            l.close();
+        }
+        return l;
+    }
+
+    /** Every listener of a bound server socket stops (detach, JVM exit). */
+    void closeAll() {
+        servers.drain((server, l) -> l.close());
+    }
+
+    /**
+     * Starts the listeners of an address: one per transport an accept rule there may use and that is
+     * available. Null when no accept rule may match at all. {@code gate}: non-null for a server socket
+     * bound before a hot attach.
+     */
+    Server listen(InetSocketAddress bound, AcceptGate gate) {
+        boolean adopt = gate != null;
+        Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
+        for (Map.Entry<Provider, Transport> e : transports.entrySet()) {
+            if (!acceptRuleMayMatch(e.getKey(), bound)) continue;
+            if (e.getKey() == Provider.SHM) PathWarmup.begin(); // a shm client may come: warm up now
+            if (!e.getValue().availability().isAvailable()) continue;
+            try {
+                bindings.put(e.getKey(), e.getValue().listen(bound, policy(e.getKey(), gate)));
+                if (tracer.isOn(Category.NET)) {
+                    tracer.event(Hook.LISTEN, 0, e.getKey().keyword(), null, "bound=" + bound + (adopt ? " (bound before attach)" : ""));
+                }
+            } catch (IOException | RuntimeException ex) {
+                if (tracer.isOn(Category.NET)) {
+                    tracer.event(Hook.LISTEN, 0, "tcp", e.getKey().keyword() + " listener failed: " + ex.getMessage(), "bound=" + bound);
+                }
+            }
+        }
+        if (bindings.isEmpty() && !anyAcceptRuleMayMatch(bound)) {
+            return null;
+        }
+        return new Server(bound, bindings, adopt);
+    }
+
+    private boolean anyAcceptRuleMayMatch(InetSocketAddress bound) {
+        for (Provider p : Provider.values()) {
+            if (acceptRuleMayMatch(p, bound)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean acceptRuleMayMatch(Provider provider, InetSocketAddress bound) {
+        for (Rule r : rules.rules()) {
+            if (r.kind() == RuleKind.ACCEPT && r.provider() == provider && r.matchesPort(bound.getPort())
+                    && (bound.getAddress().isAnyLocalAddress() || r.matchesAddress(bound.getAddress()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Decided on the listener's thread when a pairing request arrives, maybe before accept(). */
+    private AcceptPolicy policy(Provider provider, AcceptGate gate) {
+        return key -> {
+            Rule rule = rules.matchAccept(key.server()).orElse(null);
+            if (rule == null) {
+                return new AcceptPolicy.Refuse("no accept rule matches " + key.server());
+            }
+            if (rule.provider() != provider) {
+                return new AcceptPolicy.Refuse("accept rule is for " + rule.provider().keyword() + " (" + RuleTerms.where(rule) + ")");
+            }
+            if (!rule.allowsClient(key.client().getAddress())) {
+                return new AcceptPolicy.Refuse("client " + key.client().getAddress().getHostAddress()
+                        + " not in the accept rule's client list (" + RuleTerms.where(rule) + ")");
+            }
+            if (gate != null && !gate.accepted(key, rule.options().fallbackWait())) {
+                return new AcceptPolicy.Refuse("no java.net.ServerSocket accepted " + key + " within "
+                        + rule.options().fallbackWait().toMillis() + " ms (server socket bound before sora was attached)");
+            }
+            return new AcceptPolicy.Allow(RuleTerms.options(rule));
+        };
+    }
+}

@@ -1,0 +1,124 @@
+package io.sora.agent;
+
+import io.sora.agent.status.ConnectionRegistry;
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.agent.status.DetachedConnections;
+import io.sora.agent.status.WeakIdentityMap;
+import io.sora.rules.Rule;
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import io.sora.transport.ConnectionIds;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.FastConnection;
+import io.sora.transport.PairingResult;
+import java.io.IOException;
+import java.net.Socket;
+import java.util.function.Supplier;
+
+/**
+ * Where a connection's path, once decided, is recorded: the trace (the pairing attempt, then the
+ * {@code path} event), the status registry, and for a paired socket its {@link PairedSocket}, from
+ * which the socket's streams, shutdowns and close are served from then on.
+ *
+ * <p>The paired sockets are a side table by socket identity (retransformation cannot add fields),
+ * weak and concurrent ({@link WeakIdentityMap}): every {@code Socket.close} in the JVM consults it,
+ * and no close waits for another.
+ */
+final class PathRecorder {
+    private final Tracer tracer;
+    private final ConnectionRegistry registry;
+    private final WeakIdentityMap<Socket, PairedSocket> paired = new WeakIdentityMap<>();
+
+    PathRecorder(Tracer tracer, ConnectionRegistry registry) {
+        this.tracer = tracer;
+        this.registry = registry;
+    }
+
+    /**
+     * One pairing attempt between the trace's PAIR entry and exit; a runtime failure of the attempt
+     * is a fallback with its reason, never the application's exception.
+     */
+    PairingResult pair(Side side, ConnectionKey key, Rule rule, Supplier<PairingResult> attempt) {
+        if (tracer.isOn(Category.NET)) {
+            tracer.entry(Hook.PAIR_ENTRY, 0, (side == Side.SERVER ? "accept " : "connect ") + key + " rule=" + RuleTerms.where(rule));
+        }
+        PairingResult result;
+        try {
+            result = attempt.get();
+        } catch (RuntimeException e) {
+            result = new PairingResult.Fallback("pairing failed: " + e);
+        }
+        if (tracer.isOn(Category.NET)) {
+            long id = result instanceof PairingResult.Paired p ? p.connection().id() : 0;
+            tracer.exit(Hook.PAIR_EXIT, id, result instanceof PairingResult.Paired ? 0 : -1, null);
+        }
+        return result;
+    }
+
+    /** The path a pairing attempt decided: the fast connection, or TCP with the fallback's reason. */
+    void record(Socket socket, Side side, Rule rule, PairingResult result) {
+        if (result instanceof PairingResult.Paired p) {
+            FastConnection c = p.connection();
+            paired.put(socket, PairedSocket.register(socket, c, rule, tracer));
+            String reason = "paired (" + RuleTerms.where(rule) + ")";
+            registry.add(socket, c.id(), side, c.path(), reason, c);
+            if (tracer.isOn(Category.NET)) {
+                tracer.event(Hook.PATH, c.id(), c.path(), reason,
+                        "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
+            }
+        } else if (result instanceof PairingResult.Fallback f) {
+            tcp(socket, side, f.reason(), true);
+        }
+    }
+
+    /**
+     * A connection left on TCP. {@code matched}: a rule named it (it is registered for the status view);
+     * connections no rule names are only traced, and get an id only then.
+     */
+    void tcp(Socket socket, Side side, String reason, boolean matched) {
+        boolean traced = tracer.isOn(Category.NET);
+        if (!matched && !traced) {
+            return;
+        }
+        long id = ConnectionIds.next();
+        if (matched) {
+            registry.add(socket, id, side, "tcp", reason, null);
+        }
+        if (traced) {
+            tracer.event(Hook.PATH, id, "tcp", reason,
+                    "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
+        }
+    }
+
+    /** The socket's fast path, or null when its bytes go over TCP (or its path is not decided yet). */
+    PairedSocket paired(Socket socket) {
+        return paired.get(socket);
+    }
+
+    /** The application closed the socket: its registry entry is closed, its fast path too. */
+    void closed(Socket socket) {
+        registry.closed(socket);
+        PairedSocket p = paired.remove(socket);
+        if (p != null) {
+            p.cleanable.clean();
+        }
+    }
+
+    /** Detach: every paired socket goes to {@code left}, which closes its fast path when the application closes it. */
+    void handOver(DetachedConnections<PairedSocket> left) {
+        paired.drain(left::add);
+    }
+
+    /** Closes a fast connection (best effort) and traces its end with its byte counts. */
+    static void close(FastConnection c, Tracer tracer) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // closing is best effort; the peer sees the control channel close
+        }
+        if (tracer.isOn(Category.NET)) {
+            tracer.event(Hook.CONN_CLOSE, c.id(), c.path(), null, "sent=" + c.bytesSent() + " received=" + c.bytesReceived());
+        }
+    }
+}

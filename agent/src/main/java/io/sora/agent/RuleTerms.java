@@ -1,0 +1,30 @@
+package io.sora.agent;
+
+import io.sora.rules.Rule;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.Transport;
+
+/** How a rule and a transport enter a pairing and its reasons: options, where a rule is, why a transport is out. */
+final class RuleTerms {
+    private RuleTerms() {
+    }
+
+    /** The pairing options of a rule (buffer sizes, fallback wait). */
+    static PairingOptions options(Rule rule) {
+        return new PairingOptions(rule.options().sendBufferSize(), rule.options().receiveBufferSize(),
+                rule.options().fallbackWait());
+    }
+
+    /** {@code file:line} of the rule, as reasons name it. */
+    static String where(Rule rule) {
+        return rule.source() + ":" + rule.line();
+    }
+
+    /** Why a transport cannot serve: not built in, or its availability's cause. */
+    static String cause(Transport t) {
+        if (t == null) {
+            return "transport not built in";
+        }
+        return t.availability().unavailabilityCause().map(Throwable::getMessage).orElse("unknown");
+    }
+}

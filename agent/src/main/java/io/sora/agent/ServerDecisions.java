@@ -1,0 +1,82 @@
+package io.sora.agent;
+
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.rules.Provider;
+import io.sora.rules.Rule;
+import io.sora.rules.RuleSet;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.Transport;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.Map;
+
+/**
+ * Where an accepted connection's path is decided: the accept rule of its local address, the rule's
+ * client list, the transport, then its server socket's listener claims the pairing
+ * ({@link ServerBinding#awaitPairing}), and {@link PathRecorder} records the outcome. Runs on the
+ * application's accepting thread, right after {@code accept()} (or, after a hot attach, at the
+ * socket's first stream: {@link HotAttach}).
+ */
+final class ServerDecisions {
+    private final RuleSet rules;
+    private final Map<Provider, Transport> transports;
+    private final PathRecorder recorder;
+    private final HotAttach hotAttach;
+
+    ServerDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder, HotAttach hotAttach) {
+        this.rules = rules;
+        this.transports = transports;
+        this.recorder = recorder;
+        this.hotAttach = hotAttach;
+    }
+
+    /** Decides the path of {@code socket}, accepted by a server socket whose listeners are {@code server}. */
+    void decide(Socket socket, Listeners.Server server) {
+        if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
+                || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
+            return;
+        }
+        ConnectionKey key = new ConnectionKey(remote, local);
+        Rule rule = rules.matchAccept(local).orElse(null);
+        if (rule == null) {
+            recorder.tcp(socket, Side.SERVER, "no accept rule matches " + local, false);
+            return;
+        }
+        if (!rule.allowsClient(remote.getAddress())) {
+            recorder.tcp(socket, Side.SERVER, "client " + remote.getAddress().getHostAddress()
+                    + " not in the accept rule's client list (" + RuleTerms.where(rule) + ")", true);
+            return;
+        }
+        Transport transport = transports.get(rule.provider());
+        if (transport == null || !transport.availability().isAvailable()) {
+            recorder.tcp(socket, Side.SERVER, rule.provider().keyword() + " unavailable: " + RuleTerms.cause(transport)
+                    + " (" + RuleTerms.where(rule) + ")", true);
+            return;
+        }
+        ServerBinding binding = server.bindings().get(rule.provider());
+        if (server.adopted()) {
+            hotAttach.confirm(key);
+        }
+        try {
+            PairingResult result = recorder.pair(Side.SERVER, key, rule, () -> {
+                if (binding == null) {
+                    return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
+                }
+                PairingResult r = binding.awaitPairing(key, rule.options().fallbackWait(), PairedSocket.hooks(socket));
+                if (r instanceof PairingResult.Paired) {
+                    // the application's first bytes should not meet a cold data path (see PathWarmup); a
+                    // client waited already, before it announced itself
+                    PathWarmup.awaitDataPath();
+                }
+                return r;
+            });
+            recorder.record(socket, Side.SERVER, rule, result);
+        } finally {
+            if (server.adopted()) {
+                hotAttach.unconfirm(key);
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.sora.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.sora.agent.status.ConnectionRegistry;
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.rules.Rule;
+import io.sora.rules.RuleSet;
+import io.sora.trace.Tracer;
+import io.sora.transport.FastConnection;
+import io.sora.transport.PairingResult;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class PathRecorderTest {
+    private final ConnectionRegistry registry = new ConnectionRegistry();
+    private final PathRecorder recorder = new PathRecorder(Tracer.OFF, registry);
+    private final Rule rule = rule();
+
+    private static Rule rule() {
+        try {
+            return RuleSet.parse("c.conf", "shm connect 127.0.0.1 5000").rules().get(0);
+        } catch (io.sora.rules.RuleSyntaxException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A fast connection that counts its closes. */
+    static final class Closes implements FastConnection {
+        final AtomicInteger closes = new AtomicInteger();
+
+        @Override public long id() { return 9; }
+        @Override public String path() { return "shm"; }
+        @Override public InputStream inputStream() { return InputStream.nullInputStream(); }
+        @Override public OutputStream outputStream() { return OutputStream.nullOutputStream(); }
+        @Override public void shutdownInput() { }
+        @Override public void shutdownOutput() { }
+        @Override public void close() { closes.incrementAndGet(); }
+        @Override public long bytesSent() { return 0; }
+        @Override public long bytesReceived() { return 0; }
+    }
+
+    @Test
+    void aPairedSocketIsServedUntilItsCloseClosesTheFastPathOnce() {
+        Socket s = new Socket();
+        Closes c = new Closes();
+        recorder.record(s, Side.CLIENT, rule, new PairingResult.Paired(c));
+        PairedSocket p = recorder.paired(s);
+        assertNotNull(p);
+        assertEquals("shm", p.connection().path());
+        assertEquals("paired (c.conf:1)", registry.snapshot().get(0).getReason());
+        recorder.closed(s);
+        recorder.closed(s);
+        assertNull(recorder.paired(s));
+        assertEquals(1, c.closes.get());
+        assertEquals("closed", registry.snapshot().get(0).getState());
+    }
+
+    @Test
+    void aFallbackIsRecordedAsTcpWithItsReason() {
+        Socket s = new Socket();
+        recorder.record(s, Side.SERVER, rule, new PairingResult.Fallback("no pairing request within 100 ms"));
+        assertNull(recorder.paired(s));
+        assertEquals("tcp", registry.snapshot().get(0).getPath());
+        assertEquals("no pairing request within 100 ms", registry.snapshot().get(0).getReason());
+    }
+
+    /** Every Socket.close in the JVM consults the paired table: no close waits for a lock shared by the table. */
+    @Test
+    void aCloseWaitsForNoLockSharedByTheTable() throws Exception {
+        Socket s = new Socket();
+        Closes c = new Closes();
+        recorder.record(s, Side.CLIENT, rule, new PairingResult.Paired(c));
+        java.lang.reflect.Field f = PathRecorder.class.getDeclaredField("paired");
+        f.setAccessible(true);
+        Thread closer = new Thread(() -> recorder.closed(s), "closer");
+        synchronized (f.get(recorder)) {
+            closer.start();
+            closer.join(10_000);
+            assertFalse(closer.isAlive(), "the close waited for the table's monitor");
+        }
+        assertEquals(1, c.closes.get());
+    }
+}

@@ -1,0 +1,52 @@
+package io.sora.transport;
+
+import java.io.IOException;
+
+/**
+ * What one medium supplies to the {@link PairingTable}: its own checks of a client's request, its
+ * offer, its refusal, the release of what it set up, and the connection of a committed pairing. The
+ * table decides when each runs and in which order; the medium's own threads (a rendezvous thread, a
+ * completion thread) carry the request in and tell the {@link Pairing} of COMMIT or of the client
+ * leaving.
+ *
+ * <p>All methods but {@link #connection} run on the medium's thread that delivered the request, or,
+ * for {@link #release}, on whichever thread aborted the pairing (under its lock: keep it short).
+ *
+ * @param <L> the medium's link to one requesting client: the channel its request came on (a
+ *            rendezvous socket, an RDMA connection) and what the medium sets up for it
+ */
+public interface PairingMedium<L> {
+    /** {@code "shm"} or {@code "rdma"}: names the medium in reasons ("shm listener closed"). */
+    String name();
+
+    /**
+     * The medium's checks of a request before the accept policy sees it (who asks, whether the key
+     * belongs to this listener, sizes): null when the request may go on, else the refusal's reason.
+     * An exception refuses it with {@code "pairing check failed: <message>"}.
+     */
+    String check(L link, ConnectionKey key) throws IOException;
+
+    /**
+     * Sets up this side of {@code pairing} (a segment, a registered ring) and sends the OFFER, after
+     * {@link Pairing#offered()} returned true; when it returns false the pairing was aborted meanwhile:
+     * undo what was set up and return. The medium may abort the pairing itself.
+     *
+     * @throws IOException when no offer can be made; its message is the reason, sent to the client in a
+     *                     NO if no OFFER went out, and the pairing is aborted with it
+     */
+    void offer(Pairing<L> pairing, PairingOptions options) throws IOException;
+
+    /** Sends NO with {@code reason} on the link and drops it. Never throws. */
+    void refuse(L link, String reason);
+
+    /**
+     * Releases everything set up for the link, abruptly: its client sees the channel drop (a client
+     * that believes it is paired fails loudly rather than writing into a ring nobody reads). Called
+     * when a pairing is aborted, and for a committed pairing nobody claimed when the listener closes.
+     * Idempotent, never throws.
+     */
+    void release(L link);
+
+    /** The fast connection of a committed pairing, for the accepted socket; on the accepting thread. */
+    FastConnection connection(Pairing<L> pairing, SocketHooks hooks);
+}

@@ -1,0 +1,308 @@
+package io.sora.transport;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The server side of pairing, the same for every medium: the pairings of one listener by connection
+ * key, the accept policy, and what {@code accept()} waits for. A {@link PairingMedium} supplies the
+ * medium's checks, offer, refusal, release and connection; its threads hand requests in with
+ * {@link #request}, and the accepting thread claims the result with {@link #awaitPairing}.
+ *
+ * <p>Each key is decided exactly once, one way: the first of "request registered" and "accept
+ * decided TCP" wins the key's entry in a {@link ConcurrentHashMap}, so both ends always agree. A
+ * request that comes after accept decided TCP is refused ("server already accepted on TCP"); an
+ * accept that comes after a request was refused by the policy, or after its client left, reports
+ * why at once. TCP marks outlive their last use by {@link #TCP_MARK_TTL_NANOS}.
+ *
+ * <p>What accept waits for depends on the medium. Where clients announce themselves before their TCP
+ * connect ({@link #announced}: shm, docs/shm.md "Why ANNOUNCE"), an accept whose request is not there
+ * waits only until every client announced at that moment has sent its request or withdrawn; with none
+ * announced it decides TCP at once, so a client without sora never waits. Otherwise (RDMA) it waits
+ * for the request up to the pairing wait. Then, with a request, it waits for the COMMIT (at most
+ * max(2 s, 10 x wait)).
+ *
+ * <p>Thread-safe. No thread of its own: requests run on the medium's thread, accepts on the
+ * application's.
+ *
+ * @param <L> the medium's link (see {@link PairingMedium})
+ */
+public final class PairingTable<L> {
+    /** How long a "this key is TCP" mark outlives its last use; it only has to outlast late requests. */
+    public static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
+    private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
+    private static final long MIN_COMMIT_WAIT_NANOS = 2_000_000_000L;
+
+    /** The key's connection stays on TCP; {@code reason} says why when a request was refused or a pairing aborted (else null). */
+    private record TcpMark(long markedNanos, long awaitStartNanos, String reason) {}
+
+    /** A key's entry, for tests and diagnostics. */
+    public enum Entry { NONE, PAIRING, TCP }
+
+    final PairingMedium<L> medium;
+    private final AcceptPolicy policy;
+    private final boolean clientsAnnounce;
+    /** Per key: a {@link Pairing} under way or committed and unclaimed, or a {@link TcpMark}. */
+    private final ConcurrentHashMap<ConnectionKey, Object> entries = new ConcurrentHashMap<>();
+    /** Channels that announced a request and have not sent it yet, with when. */
+    private final ConcurrentHashMap<Object, Long> announced = new ConcurrentHashMap<>();
+    private final Object arrivals = new Object();
+    /** Accepting threads in {@code arrivals.wait}; guarded by {@code arrivals}. */
+    private int waiting;
+    private volatile boolean closed;
+    private volatile long lastSweepNanos = System.nanoTime();
+
+    /**
+     * @param clientsAnnounce true when the medium's clients announce themselves before their TCP
+     *                        connect ({@link #announced}), so that accept waits only for them
+     */
+    public PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce) {
+        this.medium = medium;
+        this.policy = policy;
+        this.clientsAnnounce = clientsAnnounce;
+    }
+
+    // ---------------------------------------------------------------- the medium's threads
+
+    /** A client announced, on {@code channel}, a request that will follow its TCP connect. */
+    public void announced(Object channel) {
+        announced.put(channel, System.nanoTime());
+    }
+
+    /** An announced channel ended without a request (the client's connect failed, or it left). */
+    public void withdrawn(Object channel) {
+        if (announced.remove(channel) != null) wakeAccepts();
+    }
+
+    /**
+     * A client's request to pair connection {@code key}, on {@code link}: checked by the medium, then
+     * decided by the policy, registered, and offered; or refused with the reason. {@code announcedOn}
+     * is the channel that announced it (null if none): no longer counted as announced afterwards.
+     */
+    public void request(L link, ConnectionKey key, Object announcedOn) {
+        try {
+            decide(link, key, announcedOn);
+        } finally {
+            // after the entry (if any) is in the map: a waiting accept sees one or the other
+            if (announcedOn != null) withdrawn(announcedOn);
+        }
+    }
+
+    private void decide(L link, ConnectionKey key, Object announcedOn) {
+        sweep(System.nanoTime());
+        String refusal;
+        try {
+            refusal = medium.check(link, key);
+        } catch (IOException | RuntimeException e) {
+            refusal = "pairing check failed: " + e.getMessage();
+        }
+        if (refusal != null) {
+            medium.refuse(link, refusal);
+            return;
+        }
+        AcceptPolicy.Decision decision;
+        try {
+            decision = policy.decide(key);
+        } catch (RuntimeException e) {
+            medium.refuse(link, "accept policy failed for " + key + ": " + e);
+            return;
+        }
+        if (decision instanceof AcceptPolicy.Refuse r) {
+            // the key is checked: the accept side reports the same reason
+            long now = System.nanoTime();
+            entries.putIfAbsent(key, new TcpMark(now, now, r.reason()));
+            wakeAccepts();
+            medium.refuse(link, r.reason());
+            return;
+        }
+        Pairing<L> pairing = new Pairing<>(this, key, link);
+        Object prev = entries.putIfAbsent(key, pairing);
+        Long announcedAt = announcedOn == null ? null : announced.get(announcedOn);
+        if (prev instanceof TcpMark mark && mark.reason() == null && announcedAt != null
+                && mark.awaitStartNanos() - announcedAt < 0 && entries.replace(key, prev, pairing)) {
+            // The accept that made this mark began before this client announced itself, and the
+            // announcement precedes its TCP connect: that accept was an earlier connection's with the
+            // same four-tuple (loopback reuses ports in TIME_WAIT at once), not this one's. Its start,
+            // not when it marked: it may have marked after waiting for other clients' announcements,
+            // by which time this client had announced (seen as 'server already accepted on TCP').
+            prev = null;
+        }
+        if (prev instanceof TcpMark mark) {
+            long after = (System.nanoTime() - mark.awaitStartNanos()) / 1_000_000L;
+            medium.refuse(link, "server already accepted on TCP (pairing request arrived after " + after + " ms)");
+            return;
+        }
+        if (prev != null) {
+            medium.refuse(link, "duplicate pairing request for " + key);
+            return;
+        }
+        if (closed) {
+            // close() may have swept the table before this entry went in
+            pairing.abort(medium.name() + " listener closed");
+            return;
+        }
+        wakeAccepts();
+        try {
+            medium.offer(pairing, ((AcceptPolicy.Allow) decision).options());
+        } catch (IOException | RuntimeException e) {
+            String why = e instanceof IOException ? e.getMessage() : "could not offer: " + e;
+            if (pairing.state() == Pairing.State.HELLO) medium.refuse(link, why);
+            pairing.abort(why);
+        }
+    }
+
+    /** The pairing was aborted: its key stays TCP, with the reason for an accept that comes later. */
+    void aborted(Pairing<L> pairing, String reason) {
+        long now = System.nanoTime();
+        entries.replace(pairing.key(), pairing, new TcpMark(now, now, reason));
+    }
+
+    private void wakeAccepts() {
+        synchronized (arrivals) {
+            arrivals.notifyAll();
+        }
+    }
+
+    // ---------------------------------------------------------------- the accepting thread
+
+    /**
+     * Called right after {@code accept()} returned the TCP socket named by {@code key}; see the class
+     * comment for what it waits for. Never throws (but for a medium's failing {@code connection}).
+     */
+    public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
+        long start = System.nanoTime();
+        sweep(start);
+        try {
+            Object e = awaitEntry(key, start, wait);
+            if (e instanceof TcpMark m) {
+                return new PairingResult.Fallback(closed ? medium.name() + " listener closed"
+                        : m.reason() != null ? m.reason() : noRequest(start, wait));
+            }
+            @SuppressWarnings("unchecked")
+            Pairing<L> p = (Pairing<L>) e;
+            return claim(key, p, wait, hooks);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(System.nanoTime(), start, null));
+            if (entries.get(key) instanceof Pairing<?> p) p.abort("accepting thread interrupted");
+            return new PairingResult.Fallback("interrupted while waiting for pairing");
+        }
+    }
+
+    /**
+     * Waits for the key's entry while a request may still come (see the class comment), at most
+     * {@code wait}; then atomically marks the key TCP if no entry came.
+     */
+    private Object awaitEntry(ConnectionKey key, long start, Duration wait) throws InterruptedException {
+        long deadline = start + wait.toNanos();
+        Set<Object> pending = null;
+        synchronized (arrivals) {
+            for (;;) {
+                if (entries.get(key) != null || closed) break;
+                if (clientsAnnounce) {
+                    if (pending == null) {
+                        if (announced.isEmpty()) break;
+                        pending = new HashSet<>(announced.keySet());
+                    } else {
+                        pending.retainAll(announced.keySet());
+                        if (pending.isEmpty()) break;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) break;
+                waiting++;
+                try {
+                    arrivals.wait(Math.max(1, left / 1_000_000L));
+                } finally {
+                    waiting--;
+                }
+            }
+        }
+        return entries.compute(key, (k, v) -> {
+            if (v instanceof Pairing) return v;
+            // A refused request, or a pairing the client gave up on, keeps its reason for the accept side.
+            if (v instanceof TcpMark m && m.reason() != null) return v;
+            // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
+            return new TcpMark(System.nanoTime(), start, null);
+        });
+    }
+
+    private String noRequest(long start, Duration wait) {
+        long waited = System.nanoTime() - start;
+        return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms"
+                : "client announced no pairing (no sora, or no " + medium.name() + " rule for this server)";
+    }
+
+    private PairingResult claim(ConnectionKey key, Pairing<L> p, Duration wait, SocketHooks hooks) throws InterruptedException {
+        long bound = Math.max(MIN_COMMIT_WAIT_NANOS, 10 * wait.toNanos());
+        if (p.await(bound) != Pairing.State.COMMITTED) {
+            // The abort releases the link, so a client that believes it is paired fails loudly.
+            p.abort("no COMMIT within " + bound / 1_000_000L + " ms");
+            if (p.state() != Pairing.State.COMMITTED) {
+                return new PairingResult.Fallback(p.reason());
+            }
+        }
+        entries.remove(key, p);
+        return new PairingResult.Paired(medium.connection(p, hooks));
+    }
+
+    /** Drops expired TCP marks; at most about once a second. */
+    private void sweep(long now) {
+        if (now - lastSweepNanos < SWEEP_EVERY_NANOS) return;
+        lastSweepNanos = now;
+        entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m && now - m.markedNanos() > TCP_MARK_TTL_NANOS);
+    }
+
+    // ---------------------------------------------------------------- the listener's end
+
+    /**
+     * Stops deciding: waiting accepts return TCP ("&lt;medium&gt; listener closed"), pairings under way
+     * are aborted, and committed ones nobody claimed are released, so their clients see the control
+     * channel drop (as TCP resets connections still in the accept queue). Connections already claimed
+     * are not affected. Idempotent.
+     */
+    public void close() {
+        if (closed) return;
+        closed = true;
+        wakeAccepts();
+        String why = medium.name() + " listener closed";
+        for (Object e : entries.values()) {
+            if (e instanceof Pairing<?> p) {
+                p.abort(why);
+                if (p.state() == Pairing.State.COMMITTED) {
+                    @SuppressWarnings("unchecked")
+                    L link = (L) p.link();
+                    medium.release(link);
+                }
+            }
+        }
+        entries.clear();
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    // ---------------------------------------------------------------- tests and diagnostics
+
+    /** What the table holds for {@code key}. */
+    public Entry entry(ConnectionKey key) {
+        Object e = entries.get(key);
+        return e == null ? Entry.NONE : e instanceof TcpMark ? Entry.TCP : Entry.PAIRING;
+    }
+
+    /** Keys held: pairings under way or unclaimed, and TCP marks not yet expired. */
+    public int size() {
+        return entries.size();
+    }
+
+    /** Accepting threads waiting for an announced client right now. */
+    public int waitingAccepts() {
+        synchronized (arrivals) {
+            return waiting;
+        }
+    }
+}

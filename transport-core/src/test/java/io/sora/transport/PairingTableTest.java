@@ -1,0 +1,250 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The pairing engine on an in-memory medium: the order of an abort, what a closed table does with a
+ * request, a failing offer, check or policy, and an accept that waits for a request where clients do
+ * not announce themselves. The media's own suites (AbstractPairingTest) run the protocol end to end.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class PairingTableTest {
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final ConnectionKey KEY = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40000),
+            new InetSocketAddress("127.0.0.1", 5000));
+    private static final AcceptPolicy ALLOW = key -> new AcceptPolicy.Allow(new PairingOptions(64, 64, WAIT));
+
+    /** One client's request on the fake medium: what the medium did with it. */
+    static final class Link {
+        volatile Pairing<Link> pairing;
+        volatile String refusal;
+        volatile int releases;
+        /** At release: the key's entry and the pairing's state, as the medium saw them. */
+        volatile PairingTable.Entry entryAtRelease;
+        volatile Pairing.State stateAtRelease;
+    }
+
+    /** A medium whose offer succeeds unless told otherwise; the test plays the client's COMMIT. */
+    static final class FakeMedium implements PairingMedium<Link> {
+        PairingTable<Link> table;
+        volatile String checkRefusal;
+        volatile RuntimeException checkThrows;
+        volatile IOException offerThrows;
+
+        @Override
+        public String name() {
+            return "fake";
+        }
+
+        @Override
+        public String check(Link link, ConnectionKey key) {
+            if (checkThrows != null) throw checkThrows;
+            return checkRefusal;
+        }
+
+        @Override
+        public void offer(Pairing<Link> pairing, PairingOptions options) throws IOException {
+            pairing.link().pairing = pairing;
+            if (offerThrows != null) throw offerThrows;
+            pairing.offered();
+        }
+
+        @Override
+        public void refuse(Link link, String reason) {
+            link.refusal = reason;
+        }
+
+        @Override
+        public void release(Link link) {
+            link.entryAtRelease = table.entry(KEY);
+            link.stateAtRelease = link.pairing == null ? null : link.pairing.state();
+            link.releases++;
+        }
+
+        @Override
+        public FastConnection connection(Pairing<Link> pairing, SocketHooks hooks) {
+            return new RingConnection(1, "fake", HeapRingMedium.pair(64, 64)[1], hooks, 0);
+        }
+    }
+
+    private static FakeMedium medium(AcceptPolicy policy, boolean clientsAnnounce) {
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, policy, clientsAnnounce);
+        return m;
+    }
+
+    private static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) fail("gave up waiting: " + what);
+            Thread.yield();
+        }
+    }
+
+    private static String fallback(PairingResult r) {
+        return assertInstanceOf(PairingResult.Fallback.class, r).reason();
+    }
+
+    @Test
+    void anAbortReleasesTheLinkThenMarksTheKeyThenEndsThePairing() {
+        FakeMedium m = medium(ALLOW, true);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertEquals(Pairing.State.OFFERED, link.pairing.state());
+        link.pairing.abort("client closed the rendezvous before COMMIT");
+        assertEquals(1, link.releases);
+        assertEquals(PairingTable.Entry.PAIRING, link.entryAtRelease, "released before the key is marked");
+        assertEquals(Pairing.State.OFFERED, link.stateAtRelease, "released before the state changes");
+        assertEquals(PairingTable.Entry.TCP, m.table.entry(KEY));
+        assertEquals("client closed the rendezvous before COMMIT", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+        link.pairing.abort("again");
+        assertEquals(1, link.releases, "an abort happens once");
+    }
+
+    @Test
+    void aCommittedPairingIsClaimedOnceAndNeverAborted() {
+        FakeMedium m = medium(ALLOW, true);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertTrue(link.pairing.committed());
+        link.pairing.abort("too late");
+        assertEquals(0, link.releases);
+        assertInstanceOf(PairingResult.Paired.class, m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        assertEquals(0, m.table.size(), "claimed: nothing left in the table");
+    }
+
+    @Test
+    void aCommitAfterAnAbortDoesNotCommit() {
+        FakeMedium m = medium(ALLOW, true);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        link.pairing.abort("accepting thread interrupted");
+        assertFalse(link.pairing.committed());
+        assertFalse(link.pairing.offered());
+        assertEquals(Pairing.State.ABORTED, link.pairing.state());
+    }
+
+    @Test
+    void anOfferThatFailsIsRefusedWithItsReasonAndAborted() {
+        FakeMedium m = medium(ALLOW, true);
+        m.offerThrows = new IOException("could not offer a thing: no space");
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertEquals("could not offer a thing: no space", link.refusal);
+        assertEquals(1, link.releases);
+        assertEquals("could not offer a thing: no space", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+    }
+
+    @Test
+    void aFailingCheckOrPolicyRefusesWithTheReason() {
+        FakeMedium m = medium(ALLOW, true);
+        m.checkThrows = new IllegalStateException("no peer credentials");
+        Link a = new Link();
+        m.table.request(a, KEY, null);
+        assertEquals("pairing check failed: no peer credentials", a.refusal);
+        assertEquals(PairingTable.Entry.NONE, m.table.entry(KEY), "a check refuses the request, not the key");
+
+        FakeMedium p = medium(key -> {
+            throw new IllegalStateException("rules gone");
+        }, true);
+        Link b = new Link();
+        p.table.request(b, KEY, null);
+        assertEquals("accept policy failed for " + KEY + ": java.lang.IllegalStateException: rules gone", b.refusal);
+    }
+
+    @Test
+    void aRequestThatArrivesAsTheTableClosesIsAbortedAndReleased() {
+        FakeMedium m = medium(ALLOW, true);
+        m.table.close();
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertEquals(1, link.releases, "aborted before any offer");
+        assertNull(link.pairing, "never offered");
+        assertEquals("fake listener closed", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+    }
+
+    @Test
+    void closingReleasesCommittedPairingsNobodyClaimedAndAbortsTheRest() {
+        FakeMedium m = medium(ALLOW, true);
+        Link committed = new Link();
+        m.table.request(committed, KEY, null);
+        assertTrue(committed.pairing.committed());
+        Link offered = new Link();
+        ConnectionKey other = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40001), KEY.server());
+        m.table.request(offered, other, null);
+        m.table.close();
+        assertEquals(1, committed.releases, "its client sees the control channel drop");
+        assertEquals(Pairing.State.COMMITTED, committed.pairing.state());
+        assertEquals(1, offered.releases);
+        assertEquals("fake listener closed", offered.pairing.reason());
+        assertEquals(0, m.table.size());
+    }
+
+    /** Without announcements (RDMA), accept waits for the request until the pairing wait. */
+    @Test
+    void withoutAnnouncementsAcceptWaitsForTheRequest() throws Exception {
+        FakeMedium m = medium(ALLOW, false);
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        await("accept waits for the request", () -> m.table.waitingAccepts() == 1);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertTrue(link.pairing.committed());
+        assertInstanceOf(PairingResult.Paired.class, accept.get(30, TimeUnit.SECONDS)).connection().close();
+    }
+
+    /** With announcements (shm), accept waits only while a client announced before it may still send its request. */
+    @Test
+    void withAnnouncementsAcceptWaitsOnlyForAnnouncedClients() throws Exception {
+        FakeMedium m = medium(ALLOW, true);
+        assertEquals("client announced no pairing (no sora, or no fake rule for this server)",
+                fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+        Object channel = new Object();
+        m.table.announced(channel);
+        ConnectionKey next = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40002), KEY.server());
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(next, WAIT, new TestHooks()));
+        await("accept waits for the announced client", () -> m.table.waitingAccepts() == 1);
+        Link link = new Link();
+        m.table.request(link, next, channel);
+        assertTrue(link.pairing.committed());
+        assertInstanceOf(PairingResult.Paired.class, accept.get(30, TimeUnit.SECONDS)).connection().close();
+        assertEquals(0, m.table.waitingAccepts());
+    }
+
+    @Test
+    void thePolicysRefusalMarksTheKeyAndWakesAWaitingAccept() throws Exception {
+        FakeMedium m = medium(key -> new AcceptPolicy.Refuse("not in the list"), false);
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        await("accept waits for the request", () -> m.table.waitingAccepts() == 1);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        assertEquals("not in the list", link.refusal);
+        assertNull(link.pairing);
+        assertEquals("not in the list", fallback(accept.get(30, TimeUnit.SECONDS)));
+    }
+
+    @Test
+    void aSecondRequestForAKeyIsRefused() {
+        FakeMedium m = medium(ALLOW, true);
+        Link first = new Link();
+        m.table.request(first, KEY, null);
+        Link second = new Link();
+        m.table.request(second, KEY, null);
+        assertEquals("duplicate pairing request for " + KEY, second.refusal);
+        assertSame(Pairing.State.OFFERED, first.pairing.state());
+    }
+}

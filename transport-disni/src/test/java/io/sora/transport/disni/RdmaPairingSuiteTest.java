@@ -1,0 +1,107 @@
+package io.sora.transport.disni;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.sora.trace.Tracer;
+import io.sora.transport.AbstractPairingTest;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The pairing suite on the RDMA medium, over {@link FakeVerbs}: the server binding's pairing and the
+ * client's message exchange are the production code; what the fakes stand in for is the NIC and the
+ * RDMA CM (a connection handed to the binding as a CONNECT_REQUEST would be, ESTABLISHED from the
+ * TCP client's address, DISCONNECTED when the other end disconnects). The VM suite runs the real CM.
+ */
+class RdmaPairingSuiteTest extends AbstractPairingTest {
+    private static final AtomicLong IDS = new AtomicLong(1_000_000);
+
+    /** One RDMA connection: the server's pairing state and the client's medium, over two fakes. */
+    private record Link(RdmaLink server, RdmaMedium client, Verbs.Region clientRing) {}
+
+    @Override
+    protected Medium open(InetSocketAddress bound, AcceptPolicy policy) {
+        RdmaServerBinding binding = new RdmaServerBinding(bound, bound, policy, Tracer.OFF, 0, 0);
+        List<RdmaMedium> clients = new CopyOnWriteArrayList<>();
+        return new Medium() {
+            /** A connection request accepted by the binding and established from the TCP client's address. */
+            private Link link(ConnectionKey key) throws IOException {
+                FakeVerbs[] v = FakeVerbs.pair();
+                long conn = IDS.addAndGet(2);
+                RdmaMedium server = new RdmaMedium(conn, new QueuePair(v[1], conn, Tracer.OFF), Tracer.OFF);
+                RdmaLink p = binding.accepted(conn, server, null, () -> { });
+                RdmaMedium client = new RdmaMedium(conn + 1, new QueuePair(v[0], conn + 1, Tracer.OFF), Tracer.OFF);
+                clients.add(client);
+                v[1].onPeerDisconnect(p::disconnected);
+                v[0].onPeerDisconnect(() -> client.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)"));
+                p.established(new InetSocketAddress(key.client().getAddress(), 0));
+                return new Link(p, client, client.allocateReceiveRing(options().receiveBufferSize()));
+            }
+
+            @Override
+            public ServerBinding binding() {
+                return binding;
+            }
+
+            @Override
+            public PairingResult connect(ConnectionKey key, PairingOptions options) {
+                boolean paired = false;
+                Link l = null;
+                try {
+                    l = link(key);
+                    long deadline = System.nanoTime() + options.fallbackWait().toNanos();
+                    PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, options, deadline, RdmaMediumTest.HOOKS, 0);
+                    paired = r instanceof PairingResult.Paired;
+                    return r;
+                } catch (IOException | InterruptedException e) {
+                    throw new AssertionError(e);
+                } finally {
+                    if (!paired && l != null) l.client().abort();
+                }
+            }
+
+            @Override
+            public AutoCloseable offered(ConnectionKey key) throws Exception {
+                Link l = link(key);
+                l.client().qp.postMessage(new RdmaWire.Hello(key, l.clientRing().address(), l.clientRing().rkey(), 4096));
+                assertInstanceOf(RdmaWire.Offer.class, l.client().nextMessage(System.nanoTime() + WAIT.toNanos()));
+                return l.client()::abort;
+            }
+
+            @Override
+            public String abandonedReason() {
+                return "peer disconnected (RDMA_CM_EVENT_DISCONNECTED)";
+            }
+
+            @Override
+            public String noRequestReason(Duration wait) {
+                return "no pairing request within " + wait.toMillis() + " ms";
+            }
+
+            @Override
+            public boolean decidedTcp(ConnectionKey key) {
+                return binding.decidedTcp(key);
+            }
+
+            @Override
+            public boolean releasedUnclaimed() {
+                return binding.unclaimedCount() == 0;
+            }
+
+            @Override
+            public void close() {
+                binding.close();
+                clients.forEach(RdmaMedium::abort);
+            }
+        };
+    }
+}
