@@ -21,11 +21,12 @@ package io.sora.transport;
  *       <em>limit</em>, so an application that computes 20 or 100 µs between messages is still caught
  *       awake; when the typical wait is longer than the limit (idle or slow peers), the budget drops
  *       to the minimum, because those waits end in sleep anyway and spinning them is pure cost;</li>
- *   <li>the <em>limit</em> is what a sleep costs, where the medium can tell
- *       ({@link RingMedium#wakeLatencyNanos}): waiting awake is worth it for any wait shorter than
- *       the wake-up it saves (the ski-rental rule: rent until the rent paid equals the price). It is
+ *   <li>the <em>limit</em> is twice what a sleep costs, where the medium can tell
+ *       ({@link RingMedium#wakeLatencyNanos}): waiting awake is worth it for a wait not much longer
+ *       than the wake-up it saves (the ski-rental rule, weighted for latency). It is
  *       {@value #MAX_BUDGET_NANOS} ns unless the wake-ups measured cost more, up to
- *       {@value #MAX_LIMIT_NANOS} ns. A futex or a completion event on real hardware wakes in a few
+ *       {@value #MAX_LIMIT_NANOS} ns. A wait that slept is learnt without its own wake-up (the peer
+ *       answered when the wake-up began), else sleeping would justify itself. A futex or a completion event on real hardware wakes in a few
  *       to tens of µs, so this only moves where sleeping is dear: on RDMA, where a wake-up takes two
  *       thread hand-offs (completion channel, completion thread, reader), under emulation (the
  *       Soft-RoCE VM: a wake-up there cost more than the whole 4 KiB round trip spinning does), or on
@@ -192,7 +193,11 @@ final class AdaptiveWait {
             rounds = 1;
         }
         yieldWins = 0;
-        learn(clock.getAsLong() - start);
+        long waited = clock.getAsLong() - start;
+        // the peer answered when the wake-up began: what a wait caught awake would have lasted. Learning
+        // the whole sleep instead would make sleeping justify itself (a wait that sleeps is longer by
+        // the wake-up, so it looks too long to be waited out awake the next time)
+        learn(wakeLatencyNanos >= 0 && wakeLatencyNanos < waited ? waited - wakeLatencyNanos : waited);
     }
 
     private void learn(long waited) {
@@ -206,12 +211,18 @@ final class AdaptiveWait {
         }
     }
 
-    /** A log-domain average, as for the waits, so one wake-up delayed by a preemption moves it little. */
+    /**
+     * A log-domain average, as for the waits, so one wake-up delayed by a preemption moves it little,
+     * and read back the same way (the next power of two), so that cost and typical wait are compared
+     * on one scale. The limit is twice the cost: a wait caught awake within it burns at most twice the
+     * CPU time the sleep would have cost, and saves the whole wake-up in latency, which is what sora
+     * is for; the busy-waiter cap ({@link #MAX_BUSY}) keeps the CPUs for others.
+     */
     private void learnWake(long latency) {
         int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, latency));
         logWake = logWake == 0 ? lg * SCALE : logWake + ((lg * SCALE - logWake) >> 2);
         long cost = 1L << Math.min(40, logWake / SCALE);
-        limitNanos = Math.max(MAX_BUDGET_NANOS, Math.min(MAX_LIMIT_NANOS, cost));
+        limitNanos = Math.max(MAX_BUDGET_NANOS, Math.min(MAX_LIMIT_NANOS, 2 * cost));
     }
 
     /** Waits typically longer than this are not waited out awake. */

@@ -54,11 +54,21 @@ class AdaptiveWaitTest {
     @Test
     void aWakeUpDearerThanTheWaitRaisesTheLimitSoTheWaitIsCaughtAwake() {
         AdaptiveWait w = policy();
-        // waits of 400 µs (beyond the default limit) whose wake-ups cost 1 ms each: cheaper awake
-        for (int i = 0; i < 60; i++) sleptFor(w, now, 400_000, 1_000_000);
-        assertTrue(w.limitNanos() >= 1_000_000, "limit " + w.limitNanos());
+        // the peer answers after 400 µs (beyond the default limit) and each wake-up costs 1 ms more:
+        // cheaper awake
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 1_400_000, 1_000_000);
+        assertTrue(w.limitNanos() >= 2_000_000, "limit " + w.limitNanos());
         assertTrue(w.budgetNanos() > 400_000, "budget " + w.budgetNanos());
         caughtAfter(w, now, 400_000); // throws if it went to sleep
+    }
+
+    @Test
+    void aSleepIsLearntWithoutItsOwnWakeUpSoSleepingDoesNotJustifyItself() {
+        AdaptiveWait w = policy();
+        // every wait slept: 700 µs in all, of which 400 µs were the wake-up (a 300 µs answer)
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 700_000, 400_000);
+        assertTrue(w.budgetNanos() >= 300_000, "budget " + w.budgetNanos());
+        caughtAfter(w, now, 300_000); // throws if it went to sleep
     }
 
     @Test
@@ -72,7 +82,7 @@ class AdaptiveWaitTest {
     @Test
     void theLearntLimitIsBounded() {
         AdaptiveWait w = policy();
-        for (int i = 0; i < 60; i++) sleptFor(w, now, 100_000_000, 1_000_000_000);
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 1_100_000_000, 1_000_000_000);
         assertEquals(AdaptiveWait.MAX_LIMIT_NANOS, w.limitNanos());
         assertEquals(AdaptiveWait.MIN_BUDGET_NANOS, w.budgetNanos(), "waits longer than the limit still sleep at once");
     }
