@@ -70,6 +70,8 @@ final class ConnectionManager implements SoraDelegate {
     private final Set<ConnectionKey> confirmed = ConcurrentHashMap.newKeySet();
     /** Accepted sockets of adopted servers whose path is decided already. */
     private final Map<Socket, Boolean> decided = Collections.synchronizedMap(new WeakHashMap<>());
+    /** Closes the fast path of a paired socket dropped unclosed; ended at detach ({@link #stop}). */
+    private final SocketCleaner cleaner = new SocketCleaner();
     private volatile boolean stopped;
 
     ConnectionManager(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer, ConnectionRegistry registry) {
@@ -498,7 +500,8 @@ final class ConnectionManager implements SoraDelegate {
     /**
      * Detach, after the bridge delegate was removed: stops every listener (new clients fall back to TCP
      * at once) and hands the paired connections to a watcher thread that closes each fast path when the
-     * application closes its socket (the close advice is gone by then), so the peer still sees the end.
+     * application closes its socket (the close advice is gone by then), so the peer still sees the end
+     * (or drops it: the watcher sees a collected socket too), and ends the cleaner's thread.
      * {@code whenDone} runs once no paired connection is left.
      */
     void stop(Runnable whenDone) {
@@ -514,6 +517,7 @@ final class ConnectionManager implements SoraDelegate {
             sockets.forEach(left::add);
             sockets.clear();
         }
+        cleaner.close();
         left.start(p -> p.cleanable.clean(), whenDone);
     }
 
@@ -553,7 +557,7 @@ final class ConnectionManager implements SoraDelegate {
     private void record(Socket socket, Side side, Rule rule, PairingResult result) {
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
-            sockets.put(socket, PairedSocket.register(socket, c, rule, tracer));
+            sockets.put(socket, PairedSocket.register(socket, c, rule, tracer, cleaner));
             String reason = "paired (" + where(rule) + ")";
             registry.add(socket, c.id(), side, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
