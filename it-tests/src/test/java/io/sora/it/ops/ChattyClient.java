@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A client driven through stdin, for the operator-tool tests: {@code open} opens one more connection to
  * 127.0.0.1:port whose thread then sends 1 KiB and reads its echo back, over and over, checking every
  * byte (a wrong byte prints {@code MISMATCH} and exits 3); {@code count N} prints
- * {@code COUNT N <round trips so far>}; {@code quit} closes everything and exits 0. Exits 4 at the
- * deadline.
+ * {@code COUNT N <round trips so far>}; {@code close N} closes connection N and prints {@code CLOSED N};
+ * {@code quit} closes everything and exits 0. Exits 4 at the deadline.
  *
  * <p>Arguments: {@code <port> <deadline seconds>}.
  */
@@ -49,6 +49,10 @@ public final class ChattyClient {
             switch (w[0]) {
                 case "open" -> open(port);
                 case "count" -> System.out.println("COUNT " + w[1] + " " + COUNTS.get(Integer.parseInt(w[1]) - 1).get());
+                case "close" -> {
+                    SOCKETS.get(Integer.parseInt(w[1]) - 1).close();
+                    System.out.println("CLOSED " + w[1]);
+                }
                 case "quit" -> {
                     for (Socket s : SOCKETS) {
                         s.close();
