@@ -60,13 +60,17 @@ class DetachReleasesEverythingIT {
                     "-Dsora.jmx.delay=0", "-Dsora.shm.dir=" + shm);
             try (ForkedJvm client = ForkedJvm.start(jdk, clientArgs, cp, "io.sora.it.ops.ChattyClient", "" + port, "380")) {
                 client.awaitLine("READY", 60_000);
+                String attached = null;
                 for (int n = 1; n <= CYCLES; n++) {
                     String conn = attachAndPair(jdk, pid, client, n, serverConf);
                     if (n == 1) {
                         // what the final checks look for is there while attached: they can fail
-                        assertEquals(1, loaders(jdk, pid, AGENT_LOADER), "one agent class loader while attached");
-                        assertFalse(soraThreads(jdk, pid).isEmpty(), "sora's threads run while attached");
-                        assertFalse(files(shm).isEmpty(), "the listener's rendezvous socket is in " + shm);
+                        Leftovers now = new Leftovers(soraThreads(jdk, pid), loaders(jdk, pid, AGENT_LOADER),
+                                loaders(jdk, pid, NATIVE_LOADER), files(shm));
+                        assertEquals(1, now.agentLoaders, "one agent class loader while attached: " + now);
+                        assertFalse(now.threads.isEmpty(), "sora's threads run while attached: " + now);
+                        assertFalse(now.files.isEmpty(), "the listener's rendezvous socket is in " + shm + ": " + now);
+                        attached = now.toString();
                     }
                     SoraCli detach = SoraCli.run(jdk, "detach", pid);
                     assertEquals(0, detach.exit, detach::toString);
@@ -80,7 +84,10 @@ class DetachReleasesEverythingIT {
                     assertEquals("shm", clientStatus.row(conn)[4], clientStatus::toString);
                 }
 
+                long t0 = System.nanoTime();
                 Leftovers left = awaitNothingLeft(jdk, pid, shm, 60_000);
+                System.out.println("DetachReleasesEverythingIT " + jdk.getFileName() + ": attached (1st cycle, one connection) "
+                        + attached + "; after " + CYCLES + " cycles (looked for " + (System.nanoTime() - t0) / 1_000_000 + " ms): " + left);
                 assertEquals(List.of(), left.threads, "sora threads left after " + CYCLES + " detaches: " + left);
                 assertEquals(0, left.agentLoaders, "agent class loaders left after a full GC: " + left);
                 assertEquals(0, left.nativeLoaders, "native-code module loaders left after a full GC: " + left);
