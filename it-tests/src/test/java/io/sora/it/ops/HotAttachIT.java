@@ -111,9 +111,14 @@ class HotAttachIT {
     }
 
     static String open(ForkedJvm client, int n) throws Exception {
+        return open(client, n, "127.0.0.1");
+    }
+
+    /** Connection {@code n} of a client connecting to {@code address}, as {@code address:localPort}. */
+    static String open(ForkedJvm client, int n, String address) throws Exception {
         send(client, "open");
         String line = awaitPrefix(client, "OPENED " + n + " ");
-        return "127.0.0.1:" + line.substring(line.lastIndexOf(' ') + 1);
+        return address + ":" + line.substring(line.lastIndexOf(' ') + 1);
     }
 
     static long awaitMoreRounds(ForkedJvm client, int n, long than) throws Exception {
