@@ -4,17 +4,19 @@
 # their output and checking the NET.462 path event says rdma; (2)+(3) the socket-semantics suite and
 # the 256 MiB SHA-256 transfer over RDMA in ONE agent JVM (JUnit console launcher); (4) the RDMA
 # reliability tests in another agent JVM: memory exposure (reg_mr access flags and rkeys in the trace),
-# peer kill -9 (a forked peer JVM), connect/close churn without leaks. Writes WORKDIR/summary.txt and
-# exits non-zero if anything failed.
+# peer kill -9 (a forked peer JVM), connect/close churn without leaks; (5) detach gives everything back
+# over RDMA (DetachReleasesEverythingIT with rdma rules: attach/serve/detach cycles on a plain server
+# leave no sora thread and no agent class loader, and a fourth attach pairs). Writes
+# WORKDIR/summary.txt and exits non-zero if anything failed.
 #
-# env: SORA_RDMA_PARTS (default "sample suite reliability": which of (1), (2)+(3), (4) run),
+# env: SORA_RDMA_PARTS (default "sample suite reliability detach": which of (1), (2)+(3), (4), (5) run),
 #      SORA_RDMA_CHURN_CYCLES (default 200), SORA_RDMA_SUITE_LIMIT (s per JUnit JVM, default 420)
 set -u
 W=$1
 IP=${RXE_IP:-192.168.77.1}
 JDKS=${SORA_RDMA_JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
 PORT=65444
-PARTS=${SORA_RDMA_PARTS:-sample suite reliability}
+PARTS=${SORA_RDMA_PARTS:-sample suite reliability detach}
 SUMMARY=$W/summary.txt
 : > "$SUMMARY"
 fail=0
@@ -122,6 +124,31 @@ for jdk in $JDKS; do
   want reliability && junit "$name rdma reliability" reliability "-Dsora.rdma.churn.cycles=${SORA_RDMA_CHURN_CYCLES:-200}" \
       RdmaMemoryExposureTest RdmaPeerKillTest RdmaChurnTest
   want reliability && grep -h '^Rdma[A-Za-z]*Test ' "$O/reliability.log" | tee -a "$W/figures.txt"
+  # 5. detach over RDMA: the test JVM has no agent; it attaches to and detaches from a plain server JVM.
+  # The attach mechanism needs its socket in /tmp, which the guest mounts from the host over 9p, where
+  # Unix-domain sockets do not work: the test runs in a mount namespace with a tmpfs on /tmp, from a copy
+  # of what it needs on the guest's own file system.
+  if want detach; then
+    t0=$(date +%s)
+    D=/var/tmp/sora-detach-$name
+    rm -rf "$D" && mkdir -p "$D" && cp -r "$W/sora-agent.jar" "$W/test-classes" "$W/lib" "$D/"
+    unshare -m bash -c "mount -t tmpfs tmpfs /tmp && exec \"$J\" -Dsora.detach.provider=rdma -Dsora.detach.address=$IP \
+        -Dsora.detach.wait=5s -Dsora.agent.jar=$D/sora-agent.jar -Dsora.test.classes=$D/test-classes -Dsora.test.jdks=$jdk \
+        -jar $D/lib/junit-platform-console-standalone.jar execute --class-path $D/test-classes \
+        --select-class io.sora.it.ops.DetachReleasesEverythingIT --details=tree --disable-banner --fail-if-no-tests" \
+        > "$D/detach.log" 2>&1 &
+    dpid=$!
+    watchdog "$dpid" "$D/detach.log" "${SORA_RDMA_DETACH_LIMIT:-660}"
+    wait $dpid
+    rc=$?
+    cp "$D/detach.log" "$O/detach.log"
+    for f in hs_err_pid*.log; do [ -e "$f" ] && mv "$f" "$O/"; done # a JVM that crashed (the cwd is the guest's own)
+    cat "$O/detach.log"
+    counts=$(grep -E '^\[ +[0-9]+ tests (successful|failed)' "$O/detach.log" | tr -s ' ' | tr '\n' ' ')
+    if [ $rc -eq 0 ]; then result "$name rdma detach" PASS "$counts($(elapsed $t0))"
+    else result "$name rdma detach" FAIL "exit $rc $counts"; fi
+    grep -h '^DetachReleasesEverythingIT ' "$O/detach.log" | tee -a "$W/figures.txt"
+  fi
 done
 echo "=== summary"
 cat "$SUMMARY"

@@ -3,11 +3,12 @@
 # (mvn install; the it-tests test classes must be compiled). It prepares on the host what the guest
 # needs under /tmp (jars, test classes, the JUnit console launcher, rule files), boots the VM once
 # and runs tools/rxe-vm/rdma-suite-guest.sh in it: per JDK (17 and 25) the JSOR sample over rdma,
-# the socket-semantics suite and a 256 MiB SHA-256 transfer, and the RDMA reliability tests (memory
-# exposure, peer kill -9, connect/close churn). Prints a PASS/FAIL summary; exits non-zero on any failure.
+# the socket-semantics suite and a 256 MiB SHA-256 transfer, the RDMA reliability tests (memory
+# exposure, peer kill -9, connect/close churn), and detach over RDMA (attach/serve/detach cycles leave
+# nothing behind). Prints a PASS/FAIL summary; exits non-zero on any failure.
 #
-# env: SORA_RDMA_JDKS (guest JDK homes), SORA_RDMA_PARTS ("sample suite reliability", a subset to
-# iterate faster), SORA_RDMA_CHURN_CYCLES (200), RXE_VM_TIMEOUT (default here 1200 s)
+# env: SORA_RDMA_JDKS (guest JDK homes), SORA_RDMA_PARTS ("sample suite reliability detach", a subset to
+# iterate faster), SORA_RDMA_CHURN_CYCLES (200), RXE_VM_TIMEOUT (default here 2100 s)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -49,7 +50,7 @@ rdma connect $IP * wait=5s
 CONF
 
 echo "run-rdma-suite: prepared $W in $(( $(date +%s) - start ))s; booting the VM"
-RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1200} RXE_VM_PASSENV="SORA_RDMA_JDKS SORA_RDMA_PARTS SORA_RDMA_CHURN_CYCLES ${RXE_VM_PASSENV:-}" \
+RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-2100} RXE_VM_PASSENV="SORA_RDMA_JDKS SORA_RDMA_PARTS SORA_RDMA_CHURN_CYCLES ${RXE_VM_PASSENV:-}" \
   tools/rxe-vm/run-in-rxe-vm.sh "bash tools/rxe-vm/rdma-suite-guest.sh $W"
 rc=$?
 echo

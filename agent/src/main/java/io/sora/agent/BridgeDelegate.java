@@ -182,7 +182,8 @@ final class BridgeDelegate implements SoraDelegate {
     /**
      * Detach, after the bridge delegate was removed: stops every listener (new clients fall back to TCP
      * at once) and hands the paired connections to a watcher thread that closes each fast path when the
-     * application closes its socket (the close advice is gone by then), so the peer still sees the end.
+     * application closes its socket (the close advice is gone by then), so the peer still sees the end
+     * (or drops it: the watcher sees a collected socket too), and ends the cleaner's thread.
      * {@code whenDone} runs once no paired connection is left.
      */
     void stop(Runnable whenDone) {

@@ -7,7 +7,6 @@ import io.sora.transport.SocketHooks;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
 import java.net.Socket;
 
@@ -19,11 +18,11 @@ import java.net.Socket;
 final class PairedSocket {
     final FastConnection connection;
     final Rule rule;
-    final Cleaner.Cleanable cleanable;
+    final SocketCleaner.Cleanable cleanable;
     private WeakReference<InputStream> in = new WeakReference<>(null);
     private WeakReference<OutputStream> out = new WeakReference<>(null);
 
-    private PairedSocket(FastConnection connection, Rule rule, Cleaner.Cleanable cleanable) {
+    private PairedSocket(FastConnection connection, Rule rule, SocketCleaner.Cleanable cleanable) {
         this.connection = connection;
         this.rule = rule;
         this.cleanable = cleanable;
@@ -52,20 +51,14 @@ final class PairedSocket {
         return s;
     }
 
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "sora-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
-
     /** The close action registered with the cleaner; captures no socket. */
     private static Runnable closer(FastConnection c, Tracer tracer) {
         return () -> PathRecorder.close(c, tracer);
     }
 
-    /** Pairs the state with its socket: the cleaner closes the fast path if the socket is dropped unclosed. */
-    static PairedSocket register(Socket socket, FastConnection c, Rule rule, Tracer tracer) {
-        return new PairedSocket(c, rule, CLEANER.register(socket, closer(c, tracer)));
+    /** Pairs the state with its socket: {@code cleaner} closes the fast path if the socket is dropped unclosed. */
+    static PairedSocket register(Socket socket, FastConnection c, Rule rule, Tracer tracer, SocketCleaner cleaner) {
+        return new PairedSocket(c, rule, cleaner.register(socket, closer(c, tracer)));
     }
 
     /** Holds the socket weakly: the fast connection must not keep its socket reachable (see {@link Paired}). */

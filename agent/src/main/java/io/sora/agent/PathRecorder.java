@@ -29,6 +29,8 @@ final class PathRecorder {
     private final Tracer tracer;
     private final ConnectionRegistry registry;
     private final WeakIdentityMap<Socket, PairedSocket> paired = new WeakIdentityMap<>();
+    /** Closes the fast path of a paired socket dropped unclosed; ended at detach ({@link #handOver}). */
+    private final SocketCleaner cleaner = new SocketCleaner();
 
     PathRecorder(Tracer tracer, ConnectionRegistry registry) {
         this.tracer = tracer;
@@ -60,7 +62,7 @@ final class PathRecorder {
     void record(Socket socket, Side side, Rule rule, PairingResult result) {
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
-            paired.put(socket, PairedSocket.register(socket, c, rule, tracer));
+            paired.put(socket, PairedSocket.register(socket, c, rule, tracer, cleaner));
             String reason = "paired (" + RuleTerms.where(rule) + ")";
             registry.add(socket, c.id(), side, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
@@ -105,9 +107,13 @@ final class PathRecorder {
         }
     }
 
-    /** Detach: every paired socket goes to {@code left}, which closes its fast path when the application closes it. */
+    /**
+     * Detach: every paired socket goes to {@code left}, which closes its fast path when the application
+     * closes it (or drops it: the watcher sees a collected socket too); the cleaner's thread ends.
+     */
     void handOver(DetachedConnections<PairedSocket> left) {
         paired.drain(left::add);
+        cleaner.close();
     }
 
     /** Closes a fast connection (best effort) and traces its end with its byte counts. */

@@ -86,8 +86,12 @@ final class PathWarmup {
         }
     }
 
-    /** From the shutdown hook: a warm-up cut short by the JVM's exit leaves nothing behind. */
+    /**
+     * From the shutdown hook and at detach: a warm-up cut short leaves nothing behind (its thread ends
+     * soon after, its pairing failing), and one not begun yet never begins.
+     */
     static void abort() {
+        pending = null;
         ServerBinding b = running;
         if (b != null) {
             b.close();

@@ -10,7 +10,7 @@ import java.net.Socket;
  * its socket strongly, as a TCP socket's own streams do. Nothing else in the agent holds a paired
  * socket strongly (the side table is weak, the fast connection's hooks are weak), so a socket the
  * application drops without closing becomes unreachable once its streams are too, and the
- * {@link java.lang.ref.Cleaner} registered for it closes the fast path, as the JDK closes an
+ * {@link SocketCleaner} registration for it closes the fast path, as the JDK closes an
  * unreachable TCP socket's file descriptor.
  */
 final class PinnedStreams {

@@ -240,8 +240,12 @@ public final class SoraAgent {
 
     /**
      * Detaches the running agent: the bridge becomes a no-op first (so advice still inlined anywhere does
-     * nothing), then the original Socket/ServerSocket classes are restored, the listeners stop and the
-     * bean goes; connections already on a fast path keep it until the application closes them.
+     * nothing), then the original Socket/ServerSocket classes are restored, the bean and the shutdown
+     * hook go, the listeners stop; connections already on a fast path keep it until the application
+     * closes them. Everything the agent started ends with them: each thread, selector and event channel,
+     * the trace file. Then nothing in the JVM reaches this agent's class loader any more (no thread of
+     * it, no static of a JDK or boot class, no thread-local value of its classes), so the garbage
+     * collector unloads it with its native libraries, and a later attach loads everything afresh.
      * Idempotent; never throws.
      */
     public static synchronized void stopRunning() {
@@ -266,7 +270,15 @@ public final class SoraAgent {
         } catch (IllegalStateException e) {
             // the JVM is exiting; the hook closes the trace
         }
+        PathWarmup.abort();
         delegate.stop(tracer::close);
+        for (Transport t : fastPaths.transports().values()) {
+            try {
+                t.detach();
+            } catch (RuntimeException e) {
+                System.err.println("[sora] ERROR detach could not stop the " + t.name() + " transport's threads: " + e);
+            }
+        }
     }
 
     /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */

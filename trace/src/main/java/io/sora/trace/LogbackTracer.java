@@ -26,20 +26,18 @@ final class LogbackTracer implements Tracer {
     private final Logger logger;
     private final Clock clock;
     private final ZoneId zone;
-    private final ThreadLocal<LineState> lineState;
+    /**
+     * Each writing thread's line builder, and (text form) its nesting depth. Per-thread values are JDK
+     * objects only: an application thread that wrote events keeps its values after the agent is detached
+     * (a {@link ThreadLocal}'s value stays in the thread's map until that thread touches the slot again),
+     * and a value of one of sora's classes would keep the detached agent's class loader reachable.
+     */
+    private final ThreadLocal<StringBuilder> lines = ThreadLocal.withInitial(() -> new StringBuilder(256));
+    private final ThreadLocal<int[]> depths = ThreadLocal.withInitial(() -> new int[1]);
+    /** The formatted seconds, shared by the writing threads. */
+    private final SecondCache utc = new SecondCache(JsonLines.UTC_SECONDS);
+    private final SecondCache local;
     private final AtomicBoolean closed = new AtomicBoolean();
-
-    /** What each writing thread keeps between events. */
-    private static final class LineState {
-        StringBuilder line = new StringBuilder(256);
-        final SecondCache utc = new SecondCache(JsonLines.UTC_SECONDS);
-        final SecondCache local;
-        int depth;
-
-        LineState(ZoneId zone) {
-            local = new SecondCache(TextLines.localSeconds(zone));
-        }
-    }
 
     /**
      * @param appender a started appender of {@code context}; the tracer owns both and stops them on close
@@ -55,7 +53,7 @@ final class LogbackTracer implements Tracer {
         this.context = context;
         this.clock = clock;
         this.zone = clock.getZone();
-        this.lineState = ThreadLocal.withInitial(() -> new LineState(zone));
+        this.local = new SecondCache(TextLines.localSeconds(zone));
         this.logger = context.getLogger("sora.trace");
         logger.setAdditive(false);
         logger.setLevel(Level.INFO);
@@ -103,32 +101,32 @@ final class LogbackTracer implements Tracer {
      */
     private void emit(Hook hook, Integer rc, long conn, String path, String reason, String detail) {
         Thread thread = Thread.currentThread();
-        LineState state = lineState.get();
-        StringBuilder sb = state.line;
+        StringBuilder sb = lines.get();
         sb.setLength(0);
         Instant now = clock.instant();
         if (format == TraceConfig.Format.JSON_LINES) {
-            JsonLines.appendEvent(sb, state.utc, now, thread.getName(), threadId(thread), hook,
+            JsonLines.appendEvent(sb, utc, now, thread.getName(), threadId(thread), hook,
                     rc, conn, path, reason, detail);
         } else {
-            int depth = state.depth;
+            int[] state = depths.get();
+            int depth = state[0];
             switch (hook.direction()) {
                 case ENTRY:
-                    state.depth = depth + 1;
+                    state[0] = depth + 1;
                     break;
                 case EXIT:
                     depth = Math.max(0, depth - 1);
-                    state.depth = depth;
+                    state[0] = depth;
                     break;
                 default:
                     break;
             }
-            TextLines.appendEvent(sb, state.local, now, threadId(thread), depth, hook,
+            TextLines.appendEvent(sb, local, now, threadId(thread), depth, hook,
                     rc, conn, path, reason, detail);
         }
         String line = sb.toString();
         if (sb.capacity() > MAX_KEPT_CAPACITY) {
-            state.line = new StringBuilder(256);
+            lines.set(new StringBuilder(256));
         }
         logger.info(line);
     }

@@ -55,4 +55,14 @@ public interface Transport {
      */
     default void jvmExiting() {
     }
+
+    /**
+     * The agent is detaching (after its listeners closed): the transport's background threads and
+     * native resources end as soon as nothing needs them, that is once the connections still open on
+     * this transport (they keep their fast path across a detach) have closed; at once when there are
+     * none. Nothing of the transport may then keep the detached agent's class loader reachable, so
+     * that a later attach loads everything afresh. Never throws. Default: nothing.
+     */
+    default void detach() {
+    }
 }

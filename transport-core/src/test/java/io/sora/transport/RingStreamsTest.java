@@ -27,6 +27,9 @@ class RingStreamsTest {
     private RingConnection a;
     private RingConnection b;
 
+    /** The pool thread of the blocking operation a test started, set by that operation as it begins. */
+    private volatile Thread started;
+
     private final java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "ring-test");
         t.setDaemon(true);
@@ -148,6 +151,7 @@ class RingStreamsTest {
     void closeWakesBlockedReaderAndPeerDrainsThenEof() throws Exception {
         open(64, 64, 10);
         Future<Integer> blocked = CompletableFuture.supplyAsync(() -> {
+            started = Thread.currentThread();
             try {
                 return a.inputStream().read(new byte[4]);
             } catch (IOException e) {
@@ -175,6 +179,7 @@ class RingStreamsTest {
         open(64, 64, 10);
         b.outputStream().write(new byte[] {7});
         Future<Void> writer = CompletableFuture.runAsync(() -> {
+            started = Thread.currentThread();
             try {
                 a.outputStream().write(new byte[1000]);
             } catch (IOException e) {
@@ -189,9 +194,18 @@ class RingStreamsTest {
         assertEquals(-1, a.inputStream().read());
     }
 
-    /** Waits (bounded) until the future's thread is parked in the engine, i.e. truly blocked. */
-    private static void awaitWaiting(Future<?> f) throws InterruptedException {
-        for (int i = 0; i < 30 && !f.isDone(); i++) Thread.sleep(10);
-        assertTrue(!f.isDone(), "operation should still be blocked");
+    /**
+     * Waits (bounded) until the pool thread running {@code f} (it sets {@link #started} first) is parked
+     * in the engine, i.e. truly blocked, not still spinning or not started yet; then it must not be done.
+     */
+    private void awaitWaiting(Future<?> f) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            Thread t = started;
+            assertTrue(!f.isDone(), "operation should still be blocked");
+            if (t != null && ThreadStates.isAsleep(t)) return;
+            assertTrue(System.nanoTime() < deadline, "the operation never parked: " + (t == null ? "not started" : t.getState()));
+            Thread.sleep(1); // a poll of the condition, not a guess at how long it takes
+        }
     }
 }

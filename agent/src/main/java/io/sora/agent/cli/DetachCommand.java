@@ -30,8 +30,10 @@ final class DetachCommand implements Command {
                 original java.net.Socket and ServerSocket classes are restored and sora's listeners stop,
                 so new connections use plain TCP. Connections already on a fast path keep it until they
                 close, through the stream objects the application already holds (a getInputStream() or
-                getOutputStream() called after the detach returns the TCP stream). 'attach' works again
-                afterwards.
+                getOutputStream() called after the detach returns the TCP stream). Once the last of them
+                has closed (at once when there is none), nothing of sora is left in the JVM: no thread, no
+                file in the shm directory, and its class loader (with its native libraries) is freed by the
+                next garbage collection. 'attach' works again afterwards and loads everything afresh.
                 """;
     }
 

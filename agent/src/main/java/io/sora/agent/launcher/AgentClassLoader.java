@@ -29,7 +29,8 @@ import java.util.zip.ZipFile;
  * <p>The nested jars are extracted once into a per-user, per-agent-build cache directory under
  * {@code java.io.tmpdir}, written to a temporary name and moved into place, so concurrent JVMs never
  * see a partial file and repeated starts reuse the same files. {@link #findLibrary} answers DiSNI's
- * {@code System.loadLibrary("disni")} with the native library bundled in the agent.
+ * {@code System.loadLibrary("disni")} with the native library bundled in the agent, copied for this
+ * loader alone (see there).
  */
 public final class AgentClassLoader extends URLClassLoader {
     static final String INNER_PREFIX = "sora/inst/";
@@ -43,6 +44,8 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     private final Path cacheDir;
+    /** This loader's own copy of libdisni.so, made at the first {@code loadLibrary("disni")}; guarded by itself. */
+    private final Path[] nativeCopy = new Path[1];
     /** The jars with native code, in named modules of their own; null: everything on this class path. */
     private volatile NativeModules nativeModules;
 
@@ -133,26 +136,66 @@ public final class AgentClassLoader extends URLClassLoader {
         }
     }
 
+    /**
+     * DiSNI's {@code System.loadLibrary("disni")}: the bundled library, copied to a file of this loader's
+     * own ({@code libdisni-<pid>-<n>.so} in the private cache directory; the same file for every
+     * {@code loadLibrary} of this loader). Why a copy per loader: the JVM lets one native library file be
+     * loaded by one class loader at a time, until that loader is garbage-collected. A detached agent's
+     * loader does become unreachable (detach ends everything that referred to it), but it is collected
+     * only by a later GC, possibly long after, and not at all while a connection paired before the
+     * detach still runs on RDMA; a re-attach meanwhile would find DiSNI unloadable ("already loaded in
+     * another classloader") and run without RDMA. A distinct file is a distinct library to the dynamic
+     * linker too, so each loader also gets its own copy of the library's static state. The file must
+     * stay while this loader may load the library (the JVM checks that it exists), so it goes at JVM
+     * exit; copies of JVMs that are gone are removed at the next copy.
+     */
     @Override
     protected String findLibrary(String libname) {
-        if ("disni".equals(libname)) {
-            try {
-                URL res = getResource(NATIVE_RESOURCE);
-                if (res == null) {
+        if (!"disni".equals(libname)) {
+            return super.findLibrary(libname);
+        }
+        synchronized (nativeCopy) {
+            if (nativeCopy[0] == null) {
+                try {
+                    URL res = getResource(NATIVE_RESOURCE);
+                    if (res == null) {
+                        return null;
+                    }
+                    removeStaleNativeCopies(cacheDir);
+                    long pid = ProcessHandle.current().pid();
+                    Path target = Files.createTempFile(cacheDir, "libdisni-" + pid + "-", ".so");
+                    target.toFile().deleteOnExit();
+                    try (InputStream in = res.openStream()) {
+                        Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
+                    }
+                    nativeCopy[0] = target;
+                } catch (IOException e) {
                     return null;
                 }
-                Path target = cacheDir.resolve("libdisni.so");
-                if (!Files.exists(target)) {
-                    try (InputStream in = res.openStream()) {
-                        writeAtomically(in, target);
-                    }
-                }
-                return target.toString();
-            } catch (IOException e) {
-                return null;
             }
+            return nativeCopy[0].toString();
         }
-        return super.findLibrary(libname);
+    }
+
+    /** Deletes {@code libdisni-<pid>-*.so} copies whose JVM is gone (killed before its exit could). */
+    static void removeStaleNativeCopies(Path dir) {
+        try (java.nio.file.DirectoryStream<Path> copies = Files.newDirectoryStream(dir, "libdisni-*.so")) {
+            for (Path p : copies) {
+                String name = p.getFileName().toString();
+                int dash = name.indexOf('-', "libdisni-".length());
+                if (dash < 0) continue;
+                try {
+                    long pid = Long.parseLong(name.substring("libdisni-".length(), dash));
+                    if (ProcessHandle.of(pid).isEmpty()) {
+                        Files.deleteIfExists(p);
+                    }
+                } catch (NumberFormatException | IOException e) {
+                    // not a copy of ours, or removed meanwhile
+                }
+            }
+        } catch (IOException e) {
+            // a clean-up only
+        }
     }
 
     @Override

@@ -14,12 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A client driven through stdin, for the operator-tool tests: {@code open} opens one more connection to
- * 127.0.0.1:port whose thread then sends 1 KiB and reads its echo back, over and over, checking every
+ * address:port whose thread then sends 1 KiB and reads its echo back, over and over, checking every
  * byte (a wrong byte prints {@code MISMATCH} and exits 3); {@code count N} prints
- * {@code COUNT N <round trips so far>}; {@code quit} closes everything and exits 0. Exits 4 at the
- * deadline.
+ * {@code COUNT N <round trips so far>}; {@code close N} closes connection N and prints {@code CLOSED N};
+ * {@code quit} closes everything and exits 0. Exits 4 at the deadline.
  *
- * <p>Arguments: {@code <port> <deadline seconds>}.
+ * <p>Arguments: {@code <port> <deadline seconds> [<address>, default 127.0.0.1]}.
  */
 public final class ChattyClient {
     private static final List<AtomicLong> COUNTS = new CopyOnWriteArrayList<>();
@@ -31,6 +31,7 @@ public final class ChattyClient {
     public static void main(String[] args) throws IOException {
         int port = Integer.parseInt(args[0]);
         long deadlineMillis = Long.parseLong(args[1]) * 1000L;
+        String address = args.length > 2 ? args[2] : "127.0.0.1";
         Thread killer = new Thread(() -> {
             try {
                 Thread.sleep(deadlineMillis);
@@ -47,8 +48,12 @@ public final class ChattyClient {
         for (String line = commands.readLine(); line != null; line = commands.readLine()) {
             String[] w = line.trim().split(" ");
             switch (w[0]) {
-                case "open" -> open(port);
+                case "open" -> open(address, port);
                 case "count" -> System.out.println("COUNT " + w[1] + " " + COUNTS.get(Integer.parseInt(w[1]) - 1).get());
+                case "close" -> {
+                    SOCKETS.get(Integer.parseInt(w[1]) - 1).close();
+                    System.out.println("CLOSED " + w[1]);
+                }
                 case "quit" -> {
                     for (Socket s : SOCKETS) {
                         s.close();
@@ -61,8 +66,8 @@ public final class ChattyClient {
         }
     }
 
-    private static void open(int port) throws IOException {
-        Socket s = new Socket("127.0.0.1", port);
+    private static void open(String address, int port) throws IOException {
+        Socket s = new Socket(address, port);
         AtomicLong count = new AtomicLong();
         SOCKETS.add(s);
         COUNTS.add(count);

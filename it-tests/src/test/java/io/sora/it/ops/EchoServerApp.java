@@ -8,11 +8,11 @@ import java.net.ServerSocket;
 import java.net.Socket;
 
 /**
- * A long-running server for the operator-tool tests, started WITHOUT the agent: binds 127.0.0.1:port,
+ * A long-running server for the operator-tool tests, started WITHOUT the agent: binds address:port,
  * prints {@code READY}, then accepts any number of clients and echoes each until it closes. Exits 0 at
  * the deadline (so a test that dies never leaves it behind).
  *
- * <p>Arguments: {@code <port> <deadline seconds>}.
+ * <p>Arguments: {@code <port> <deadline seconds> [<address>, default 127.0.0.1]}.
  */
 public final class EchoServerApp {
     private EchoServerApp() {
@@ -32,7 +32,8 @@ public final class EchoServerApp {
         }, "deadline");
         killer.setDaemon(true);
         killer.start();
-        try (ServerSocket server = new ServerSocket(port, 50, InetAddress.getByName("127.0.0.1"))) {
+        String address = args.length > 2 ? args[2] : "127.0.0.1";
+        try (ServerSocket server = new ServerSocket(port, 50, InetAddress.getByName(address))) {
             System.out.println("READY");
             for (int n = 1; ; n++) {
                 Socket s = server.accept();

@@ -110,13 +110,18 @@ class HotAttachIT {
                 || line.startsWith("WARNING: Dynamic loading of agents will be disallowed by default in a future release");
     }
 
-    private static String open(ForkedJvm client, int n) throws Exception {
-        send(client, "open");
-        String line = awaitPrefix(client, "OPENED " + n + " ");
-        return "127.0.0.1:" + line.substring(line.lastIndexOf(' ') + 1);
+    static String open(ForkedJvm client, int n) throws Exception {
+        return open(client, n, "127.0.0.1");
     }
 
-    private static long awaitMoreRounds(ForkedJvm client, int n, long than) throws Exception {
+    /** Connection {@code n} of a client connecting to {@code address}, as {@code address:localPort}. */
+    static String open(ForkedJvm client, int n, String address) throws Exception {
+        send(client, "open");
+        String line = awaitPrefix(client, "OPENED " + n + " ");
+        return address + ":" + line.substring(line.lastIndexOf(' ') + 1);
+    }
+
+    static long awaitMoreRounds(ForkedJvm client, int n, long than) throws Exception {
         for (int i = 0; i < 200; i++) {
             int seen = client.stdout().size();
             send(client, "count " + n);
@@ -142,14 +147,14 @@ class HotAttachIT {
         throw new AssertionError("bytes sent on " + conn + " did not grow beyond " + bytes + ":\n" + s);
     }
 
-    private static void send(ForkedJvm jvm, String command) throws IOException {
+    static void send(ForkedJvm jvm, String command) throws IOException {
         OutputStream in = jvm.process().getOutputStream();
         in.write((command + "\n").getBytes(StandardCharsets.UTF_8));
         in.flush();
     }
 
     /** The first stdout line starting with {@code prefix}, waiting at most 30 s. */
-    private static String awaitPrefix(ForkedJvm jvm, String prefix) throws InterruptedException {
+    static String awaitPrefix(ForkedJvm jvm, String prefix) throws InterruptedException {
         for (int i = 0; i < 3000; i++) {
             for (String l : jvm.stdout()) {
                 if (l.startsWith(prefix)) {

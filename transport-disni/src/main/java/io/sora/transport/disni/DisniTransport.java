@@ -164,6 +164,17 @@ public final class DisniTransport implements Transport {
         }
     }
 
+    /**
+     * The client CM thread ends once the last client connection is released; each listener's thread
+     * ended with its listener and each connection's completion thread ends with it (see
+     * {@link Transport#detach}). The native library stays loaded until the agent's class loader is
+     * collected; a later attach loads its own copy (the agent class loader's {@code findLibrary}).
+     */
+    @Override
+    public void detach() {
+        RdmaClient.detach();
+    }
+
     /** The least pairing wait in force (see {@link #MIN_WAIT_PROPERTY}). */
     public java.time.Duration minimumWait() {
         return java.time.Duration.ofNanos(minWaitNanos);

@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * {@link PairingResult.Fallback} with its reason, and releases what was set up (the server, seeing the
  * RDMA connection drop before COMMIT, keeps the connection on TCP as well).
  *
- * <p>All client CM ids of the JVM share one event channel and its thread ({@code sora-rdma-cm}).
+ * <p>All client CM ids of the agent share one event channel and its thread ({@code sora-rdma-cm}), which
+ * ends after a detach once the last of them is released.
  */
 final class RdmaClient {
     static final int MAX_RING = 256 << 20;
@@ -31,8 +32,15 @@ final class RdmaClient {
     private final Tracer tracer;
     private final int spinIterations;
     private volatile ClientBind bind;
-    /** One CM event channel and thread for every client connection of the JVM. */
+    /** One CM event channel and thread for every client connection of the agent (of this class loader). */
     private static CmLoop loop;
+    /** Set at detach ({@link #detach}): no new loop starts. */
+    private static boolean detached;
+    /**
+     * The loop's longest wait for an event: a bounded wait (not forever) lets the loop see a detach
+     * while idle. Waking every half second costs an idle JVM nothing measurable.
+     */
+    static final int LOOP_WAIT_MILLIS = 500;
 
     RdmaClient(Tracer tracer, int spinIterations, ClientBind bind) {
         this.tracer = tracer;
@@ -46,9 +54,25 @@ final class RdmaClient {
 
     private CmLoop loop() throws IOException {
         synchronized (RdmaClient.class) {
-            if (loop == null || loop.failure() != null) loop = new CmLoop("sora-rdma-cm", tracer, null, -1); // a failed loop ended
+            if (detached) throw new IOException("sora is being detached from this JVM");
+            if (loop == null || loop.failure() != null) { // a failed loop ended
+                loop = new CmLoop("sora-rdma-cm", tracer, null, LOOP_WAIT_MILLIS);
+            }
             loop.setTracer(tracer);
             return loop;
+        }
+    }
+
+    /**
+     * Detach: the shared CM thread ends once the last client connection released its CM id (connections
+     * still open keep their DISCONNECTED events until then), and releases the event channel; no
+     * pairing starts a new one afterwards.
+     */
+    static void detach() {
+        synchronized (RdmaClient.class) {
+            detached = true;
+            if (loop != null) loop.closeWhenIdle();
+            loop = null;
         }
     }
 

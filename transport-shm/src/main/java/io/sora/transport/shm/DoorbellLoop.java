@@ -11,9 +11,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 
 /**
- * The one daemon thread ({@code sora-shm-doorbell}) that reads every shm control channel in the JVM:
- * doorbells, COMMIT, and end-of-file (peer closed or died). It blocks in {@link Selector#select}
- * without a timeout, so idle connections cost nothing. Started on first use, lives for the JVM.
+ * The one daemon thread ({@code sora-shm-doorbell}) that reads every shm control channel of the agent
+ * (one per agent class loader, so one per JVM at a time): doorbells, COMMIT, and end-of-file (peer
+ * closed or died). It blocks in {@link Selector#select} without a timeout, so idle connections cost
+ * nothing. Started on first use; it runs until the agent detaches ({@link #closeWhenIdle}: then it ends
+ * once its last channel is gone, since detached connections keep their fast path) or the JVM exits
+ * ({@link #shutdown}).
  */
 final class DoorbellLoop {
     /** What the loop calls when a registered channel is readable. */
@@ -30,10 +33,12 @@ final class DoorbellLoop {
     private final Queue<Object[]> registrations = new ConcurrentLinkedQueue<>();
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(256);
     private final Consumer<SelectionKey> dispatch = this::dispatch;
-    private Selector selector;
-    private Thread thread;
+    private Selector selector; // guarded by this; null while no thread runs
+    private Thread thread; // guarded by this
     /** Set at JVM shutdown: the loop ends and no new one starts. */
     private volatile boolean shutDown;
+    /** Set at detach: the loop ends when no channel is registered (a later registration starts it again). */
+    private volatile boolean closing;
 
     DoorbellLoop() { // one per JVM (get()); tests make their own
     }
@@ -44,8 +49,11 @@ final class DoorbellLoop {
 
     /** Registers a non-blocking channel; the handler runs on the loop thread. */
     void register(SocketChannel channel, Handler handler) throws IOException {
-        Selector s = start();
-        registrations.add(new Object[] {channel, handler});
+        Selector s;
+        synchronized (this) { // with start(): a loop ending when idle sees this registration, or is replaced
+            s = start();
+            registrations.add(new Object[] {channel, handler});
+        }
         s.wakeup();
     }
 
@@ -79,22 +87,36 @@ final class DoorbellLoop {
         }
     }
 
+    /**
+     * Detach: the loop thread ends as soon as no channel is registered (at once when none is), and
+     * closes its selector; the connections still open keep their doorbells until they close. A channel
+     * registered later (a pairing that raced the detach) starts a loop again, which ends the same way.
+     */
+    void closeWhenIdle() {
+        synchronized (this) {
+            closing = true;
+            if (selector != null) selector.wakeup();
+        }
+    }
+
+    /** The loop's thread, or null while none runs (tests). */
+    synchronized Thread thread() {
+        return thread;
+    }
+
     private synchronized Selector start() throws IOException {
         if (shutDown) throw new IOException("the JVM is shutting down");
         if (selector == null) {
-            selector = Selector.open();
-            thread = new Thread(this::run, "sora-shm-doorbell");
+            Selector s = Selector.open();
+            selector = s;
+            thread = new Thread(() -> run(s), "sora-shm-doorbell");
             thread.setDaemon(true);
             thread.start();
         }
         return selector;
     }
 
-    private void run() {
-        Selector s;
-        synchronized (this) {
-            s = selector;
-        }
+    private void run(Selector s) {
         while (!shutDown) {
             try {
                 s.select(dispatch);
@@ -108,6 +130,7 @@ final class DoorbellLoop {
                         ((Handler) r[1]).onReadable(ch, scratch.clear());
                     }
                 }
+                if (closing && endIfIdle(s)) break;
             } catch (IOException | RuntimeException e) {
                 // A selector failure must not kill the only doorbell thread; go on selecting.
                 Thread.onSpinWait();
@@ -116,7 +139,18 @@ final class DoorbellLoop {
         try {
             s.close();
         } catch (IOException e) {
-            // the JVM is ending
+            // the JVM is ending, or the loop is
+        }
+    }
+
+    /** After a detach: true (and the loop forgotten) when no channel is registered or waiting to be. */
+    private boolean endIfIdle(Selector s) throws IOException {
+        s.selectNow(dispatch); // deregisters the keys cancelled since the last selection
+        synchronized (this) {
+            if (!s.keys().isEmpty() || !registrations.isEmpty()) return false;
+            selector = null;
+            thread = null;
+            return true;
         }
     }
 

@@ -165,6 +165,16 @@ public final class ShmTransport implements Transport {
     }
 
     /**
+     * The doorbell thread, the only one that outlives a listener, ends with the last connection still
+     * open (see {@link Transport#detach}). It belongs to this class loader, so to every shm transport of
+     * the agent (the warm-up's too).
+     */
+    @Override
+    public void detach() {
+        DoorbellLoop.get().closeWhenIdle();
+    }
+
+    /**
      * Removes what dead processes left in the directory: segment files of dead pids and rendezvous
      * sockets nobody listens on. Cheap but not free (one connect per socket file), so the agent calls
      * it once, in the background, when its warm-up begins. Returns how many files were removed; never throws.

@@ -1,0 +1,83 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * At detach the doorbell thread ends once its last channel is gone (connections still open keep their
+ * doorbells until then), and a channel registered afterwards gets a loop again, which ends the same way.
+ */
+class DoorbellLoopDetachTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theLoopEndsWithItsLastChannelAfterADetachAndRestartsForALateOne() throws Exception {
+        DoorbellLoop loop = new DoorbellLoop();
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
+            SocketChannel[] first = pair(server);
+            CountDownLatch rang = register(loop, first[0]);
+            Thread t = loop.thread();
+            assertNotNull(t, "the loop runs");
+
+            loop.closeWhenIdle();
+            first[1].write(ByteBuffer.wrap(new byte[] {1}));
+            assertTrue(rang.await(10, TimeUnit.SECONDS), "a connection open at the detach still gets its doorbells");
+            assertTrue(t.isAlive(), "the loop serves the open channel");
+
+            first[1].close(); // the peer goes: EOF, the key is cancelled, nothing is left
+            t.join(10_000);
+            assertFalse(t.isAlive(), "the loop thread ended with its last channel");
+            assertNull(loop.thread());
+
+            SocketChannel[] late = pair(server); // a pairing that raced the detach
+            CountDownLatch lateRang = register(loop, late[0]);
+            Thread t2 = loop.thread();
+            assertNotNull(t2, "a late registration starts a loop again");
+            late[1].write(ByteBuffer.wrap(new byte[] {1}));
+            assertTrue(lateRang.await(10, TimeUnit.SECONDS));
+            late[0].close(); // closed on this side: the channel's key goes with it
+            loop.wakeup();
+            t2.join(10_000);
+            assertFalse(t2.isAlive(), "the late loop ended with its channel too");
+            first[0].close();
+            late[1].close();
+        }
+    }
+
+    private static SocketChannel[] pair(ServerSocketChannel server) throws Exception {
+        SocketChannel client = SocketChannel.open(server.getLocalAddress());
+        SocketChannel accepted = server.accept();
+        client.configureBlocking(false);
+        return new SocketChannel[] {client, accepted};
+    }
+
+    /** Registers a handler that counts down on the first byte and reports EOF as the end of the channel. */
+    private static CountDownLatch register(DoorbellLoop loop, SocketChannel ch) throws Exception {
+        CountDownLatch rang = new CountDownLatch(1);
+        loop.register(ch, (c, scratch) -> {
+            try {
+                int n = c.read(scratch);
+                if (n > 0) rang.countDown();
+                return n >= 0;
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
+        return rang;
+    }
+}
