@@ -12,15 +12,26 @@ import org.junit.jupiter.api.Test;
 
 /** The agent's own cleaner: runs each action once, for a dropped socket too, and its thread ends at detach. */
 class SocketCleanerTest {
-    private static Thread cleanerThread() {
+    /** Cleaner threads alive now; other tests' cleaners (one per PathRecorder) may run in this JVM too. */
+    private static java.util.Set<Thread> cleanerThreads() {
+        java.util.Set<Thread> out = new java.util.HashSet<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().equals("sora-cleaner")) return t;
+            if (t.getName().equals("sora-cleaner") && t.isAlive()) out.add(t);
         }
-        return null;
+        return out;
+    }
+
+    /** The one cleaner thread alive now that was not in {@code before}, or null. */
+    private static Thread cleanerThreadSince(java.util.Set<Thread> before) {
+        java.util.Set<Thread> now = cleanerThreads();
+        now.removeAll(before);
+        assertTrue(now.size() <= 1, "one cleaner, one thread: " + now);
+        return now.isEmpty() ? null : now.iterator().next();
     }
 
     @Test
     void actionsRunOnceForClosedAndDroppedSocketsAndTheThreadEndsAtClose() throws Exception {
+        java.util.Set<Thread> others = cleanerThreads();
         SocketCleaner cleaner = new SocketCleaner();
         AtomicInteger explicit = new AtomicInteger();
         Socket kept = new Socket();
@@ -37,7 +48,7 @@ class SocketCleanerTest {
         }
         assertEquals(0, dropped.getCount(), "a socket dropped unclosed gets its action");
 
-        Thread t = cleanerThread();
+        Thread t = cleanerThreadSince(others);
         assertTrue(t != null && t.isAlive(), "the cleaner's thread runs");
         AtomicInteger afterClose = new AtomicInteger();
         SocketCleaner.Cleanable open = cleaner.register(kept, afterClose::incrementAndGet);
@@ -46,7 +57,7 @@ class SocketCleanerTest {
         open.clean();
         assertEquals(1, afterClose.get(), "an explicit clean still runs after close");
         cleaner.register(new Socket(), () -> { });
-        assertTrue(cleanerThread() == null, "no thread starts after close");
+        assertTrue(cleanerThreadSince(others) == null, "no thread starts after close");
         java.lang.ref.Reference.reachabilityFence(kept);
     }
 }
