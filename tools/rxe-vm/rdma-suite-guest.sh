@@ -132,15 +132,27 @@ for jdk in $JDKS; do
     t0=$(date +%s)
     D=/var/tmp/sora-detach-$name
     rm -rf "$D" && mkdir -p "$D" && cp -r "$W/sora-agent.jar" "$W/test-classes" "$W/lib" "$D/"
-    unshare -m bash -c "mount -t tmpfs tmpfs /tmp && exec \"$J\" -Dsora.detach.provider=rdma -Dsora.detach.address=$IP \
-        -Dsora.detach.wait=5s -Dsora.agent.jar=$D/sora-agent.jar -Dsora.test.classes=$D/test-classes -Dsora.test.jdks=$jdk \
-        -jar $D/lib/junit-platform-console-standalone.jar execute --class-path $D/test-classes \
-        --select-class io.sora.it.ops.DetachReleasesEverythingIT --details=tree --disable-banner --fail-if-no-tests" \
-        > "$D/detach.log" 2>&1 &
-    dpid=$!
-    watchdog "$dpid" "$D/detach.log" "${SORA_RDMA_DETACH_LIMIT:-660}"
-    wait $dpid
-    rc=$?
+    # The test driver JVM (no agent, no sora native code: it only forks, attaches and reads jcmd) has
+    # crashed under TCG on JDK 25 in freshly JIT-compiled JDK code (SIGILL in C1's Pattern.has, SIGSEGV in
+    # Reference.reachabilityFence; never on the host). Such a crash of the driver itself (exit 134 with the
+    # JVM's fatal-error banner) is retried once, and said; any test failure is not.
+    for attempt in 1 2; do
+      unshare -m bash -c "mount -t tmpfs tmpfs /tmp && exec \"$J\" -Dsora.detach.provider=rdma -Dsora.detach.address=$IP \
+          -Dsora.detach.wait=5s -Dsora.agent.jar=$D/sora-agent.jar -Dsora.test.classes=$D/test-classes -Dsora.test.jdks=$jdk \
+          -jar $D/lib/junit-platform-console-standalone.jar execute --class-path $D/test-classes \
+          --select-class io.sora.it.ops.DetachReleasesEverythingIT --details=tree --disable-banner --fail-if-no-tests" \
+          > "$D/detach.log" 2>&1 &
+      dpid=$!
+      watchdog "$dpid" "$D/detach.log" "${SORA_RDMA_DETACH_LIMIT:-660}"
+      wait $dpid
+      rc=$?
+      if [ $attempt = 1 ] && [ $rc = 134 ] && grep -q 'A fatal error has been detected by the Java Runtime Environment' "$D/detach.log"; then
+        echo "--- the test driver JVM crashed (not a test verdict; its log follows); retrying once"
+        cat "$D/detach.log"; cp "$D/detach.log" "$O/detach-crashed.log"
+        continue
+      fi
+      break
+    done
     cp "$D/detach.log" "$O/detach.log"
     for f in hs_err_pid*.log; do [ -e "$f" ] && mv "$f" "$O/"; done # a JVM that crashed (the cwd is the guest's own)
     cat "$O/detach.log"
