@@ -50,7 +50,7 @@ rdma connect $IP * wait=5s
 CONF
 
 echo "run-rdma-suite: prepared $W in $(( $(date +%s) - start ))s; booting the VM"
-RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-2100} RXE_VM_PASSENV="SORA_RDMA_JDKS SORA_RDMA_PARTS SORA_RDMA_CHURN_CYCLES ${RXE_VM_PASSENV:-}" \
+RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-2100} RXE_VM_PASSENV="SORA_RDMA_JDKS SORA_RDMA_PARTS SORA_RDMA_DETACH_JDKS SORA_RDMA_CHURN_CYCLES ${RXE_VM_PASSENV:-}" \
   tools/rxe-vm/run-in-rxe-vm.sh "bash tools/rxe-vm/rdma-suite-guest.sh $W"
 rc=$?
 echo
