@@ -9,7 +9,7 @@
 # leave no sora thread and no agent class loader, and a fourth attach pairs). Writes
 # WORKDIR/summary.txt and exits non-zero if anything failed.
 #
-# env: SORA_RDMA_PARTS (default "sample suite reliability detach": which of (1), (2)+(3), (4), (5) run),
+# env: SORA_RDMA_PARTS (default "sample suite reliability": which of (1), (2)+(3), (4), (5) "detach" run),
 #      SORA_RDMA_DETACH_JDKS (default "java-17-openjdk-amd64": the JDK directory names (5) runs on),
 #      SORA_RDMA_CHURN_CYCLES (default 200), SORA_RDMA_SUITE_LIMIT (s per JUnit JVM, default 420)
 set -u
@@ -17,7 +17,10 @@ W=$1
 IP=${RXE_IP:-192.168.77.1}
 JDKS=${SORA_RDMA_JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
 PORT=65444
-PARTS=${SORA_RDMA_PARTS:-sample suite reliability detach}
+# (5) is not in the default: its many short JVMs (jcmd, attach, detach) hit JIT crashes of the emulator
+# (SIGILL/SIGSEGV in freshly C1-compiled JDK code, JDK 17 and 25, 4 times on 2026-11-23, never on the
+# host); run it with SORA_RDMA_PARTS=detach. Detach is tested on the host on both JDKs (shm).
+PARTS=${SORA_RDMA_PARTS:-sample suite reliability}
 SUMMARY=$W/summary.txt
 : > "$SUMMARY"
 fail=0
