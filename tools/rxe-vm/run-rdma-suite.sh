@@ -7,7 +7,7 @@
 # exposure, peer kill -9, connect/close churn), and detach over RDMA (attach/serve/detach cycles leave
 # nothing behind). Prints a PASS/FAIL summary; exits non-zero on any failure.
 #
-# env: SORA_RDMA_JDKS (guest JDK homes), SORA_RDMA_PARTS ("sample suite reliability detach", a subset to
+# env: SORA_RDMA_JDKS (guest JDK homes), SORA_RDMA_PARTS ("sample suite reliability" by default, "detach" on request, a subset to
 # iterate faster), SORA_RDMA_CHURN_CYCLES (200), RXE_VM_TIMEOUT (default here 2100 s)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
