@@ -180,7 +180,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         peerProduced = peerProduced + bytes;
         Waker w = waker;
         if (w != null) {
-            if (readerWaiting && Thread.currentThread() == thread) readerWokenAt = System.nanoTime();
+            stampWakes(true, false);
             w.wakeReader();
         }
     }
@@ -194,11 +194,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
             if (c > peerConsumed) peerConsumed = c;
             if (r > peerReposted) peerReposted = r;
             peerFlags.or(f);
-            if (Thread.currentThread() == thread) {
-                long now = System.nanoTime();
-                if (readerWaiting) readerWokenAt = now;
-                if (writerWaiting) writerWokenAt = now;
-            }
+            stampWakes(true, true);
             wakeBoth();
             return;
         }
@@ -430,6 +426,17 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      * which unparks the engine. The second is measured (from the completion thread's stamp to the
      * engine running again), the first taken to cost as much.
      */
+    /** On the completion thread only (the hand-off measured): stamps the wake-up of each named engine that sleeps. */
+    private void stampWakes(boolean reader, boolean writer) {
+        boolean r = reader && readerWaiting;
+        boolean w = writer && writerWaiting;
+        if ((r || w) && Thread.currentThread() == thread) {
+            long now = System.nanoTime();
+            if (r) readerWokenAt = now;
+            if (w) writerWokenAt = now;
+        }
+    }
+
     @Override
     public long wakeLatencyNanos(boolean reader, long sleptAtNanos, long nowNanos) {
         long woken = reader ? readerWokenAt : writerWokenAt;

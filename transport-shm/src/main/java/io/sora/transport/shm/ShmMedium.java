@@ -105,6 +105,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             offPeerConsumed = Segment.OFF_S2C_CONSUMED;
             offMyState = Segment.OFF_SERVER_STATE;
             offPeerState = Segment.OFF_CLIENT_STATE;
+            myReaderWaiting = Segment.OFF_C2S_READER_WAITING;
+            peerReaderWaiting = Segment.OFF_S2C_READER_WAITING;
         } else {
             recvBase = s2c;
             recvCapacity = segment.ringS2C;
@@ -116,10 +118,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             offPeerConsumed = Segment.OFF_C2S_CONSUMED;
             offMyState = Segment.OFF_CLIENT_STATE;
             offPeerState = Segment.OFF_SERVER_STATE;
+            myReaderWaiting = Segment.OFF_S2C_READER_WAITING;
+            peerReaderWaiting = Segment.OFF_C2S_READER_WAITING;
         }
         // a writer's waiting word sits on its producer cursor's line, a reader's on a line of its own (see Segment)
-        myReaderWaiting = server ? Segment.OFF_C2S_READER_WAITING : Segment.OFF_S2C_READER_WAITING;
-        peerReaderWaiting = server ? Segment.OFF_S2C_READER_WAITING : Segment.OFF_C2S_READER_WAITING;
         myWriterWaiting = offMyProduced + Segment.WAITING;
         peerWriterWaiting = offPeerProduced + Segment.WAITING;
         futex = useFutex && Futex.isAvailable();
