@@ -36,6 +36,15 @@ public interface PairingMedium<L> {
      */
     void offer(Pairing<L> pairing, PairingOptions options) throws IOException;
 
+    /**
+     * On the accepting thread, before it decides a connection whose request is not in the table:
+     * delivers every announcement and request the medium has received but not yet handed to the table
+     * (see {@link PairingTable#announced}). A medium whose clients announce without waiting for an
+     * answer needs this; the default does nothing. Never throws.
+     */
+    default void catchUp() {
+    }
+
     /** Sends NO with {@code reason} on the link and drops it. Never throws. */
     void refuse(L link, String reason);
 

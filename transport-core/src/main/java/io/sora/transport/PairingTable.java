@@ -198,6 +198,10 @@ public final class PairingTable<L> {
      */
     private Object awaitEntry(ConnectionKey key, long start, Duration wait) throws InterruptedException {
         long deadline = start + wait.toNanos();
+        // Announcements written before this connection's TCP connect may be unread still: have them
+        // read now. Not under 'arrivals': the medium's thread holds its own lock while it hands a
+        // request in, which takes 'arrivals'.
+        if (clientsAnnounce && entries.get(key) == null) medium.catchUp();
         Set<Object> pending = null;
         synchronized (arrivals) {
             for (;;) {

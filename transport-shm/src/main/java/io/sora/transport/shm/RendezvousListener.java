@@ -12,13 +12,21 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
+import java.util.Set;
 
 /**
  * The rendezvous socket of one {@link ShmServerBinding} and its thread ({@code sora-shm-listen-<port>},
  * daemon): accepts Unix-domain connections, reads each HELLO without letting a slow client hold up
  * the others, and hands complete ones to the binding. A client that sends no complete HELLO within
  * {@link #HELLO_TIMEOUT_MILLIS} is dropped.
+ *
+ * <p>{@link #catchUp} does the same work on the calling thread (an accepting thread), so that every
+ * ANNOUNCE a client wrote before its TCP connect is known when that connection's {@code accept()}
+ * is decided, without the client waiting for an answer to its ANNOUNCE. All processing of channels
+ * runs under one lock; the thread's {@code select} runs outside it.
  */
 final class RendezvousListener implements Runnable {
     interface HelloHandler {
@@ -31,6 +39,13 @@ final class RendezvousListener implements Runnable {
         /** An announced channel ended (EOF, error, timeout or listener closed) without a HELLO. */
         default void onWithdrawn(SocketChannel channel) {
         }
+
+        /**
+         * On the listener's thread, outside its lock, after each round of work and after {@link #wakeup}:
+         * time for work that should not delay a client (preparing the next offer).
+         */
+        default void idle() {
+        }
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
@@ -41,9 +56,20 @@ final class RendezvousListener implements Runnable {
     private final HelloHandler handler;
     private final Thread thread;
     private volatile boolean closed;
+    /** Guards the processing of channels and {@link #partials}; never held while selecting. */
+    private final Object lock = new Object();
+    /** Keys of accepted channels whose HELLO is not complete yet; guarded by {@link #lock}. */
+    private final Set<SelectionKey> partials = new HashSet<>();
+    /** The channels are released; guarded by {@link #lock}. */
+    private boolean released;
 
     /** Binds {@code path} (replacing a stale socket file of a dead JVM) and starts the thread. */
     RendezvousListener(Path path, int port, HelloHandler handler) throws IOException {
+        this(path, port, handler, true);
+    }
+
+    /** @param threaded false (tests): no thread; channels are processed only by {@link #catchUp} */
+    RendezvousListener(Path path, int port, HelloHandler handler, boolean threaded) throws IOException {
         this.path = path;
         this.handler = handler;
         this.server = bind(path);
@@ -57,9 +83,13 @@ final class RendezvousListener implements Runnable {
             Files.deleteIfExists(path);
             throw e;
         }
-        thread = new Thread(this, "sora-shm-listen-" + port);
-        thread.setDaemon(true);
-        thread.start();
+        if (threaded) {
+            thread = new Thread(this, "sora-shm-listen-" + port);
+            thread.setDaemon(true);
+            thread.start();
+        } else {
+            thread = null;
+        }
     }
 
     private static ServerSocketChannel bind(Path path) throws IOException {
@@ -106,21 +136,27 @@ final class RendezvousListener implements Runnable {
     public void run() {
         try {
             while (!closed) {
-                boolean partials = selector.keys().size() > 1;
-                if (partials) {
+                boolean hasPartials;
+                synchronized (lock) {
+                    hasPartials = !partials.isEmpty();
+                }
+                if (hasPartials) {
                     selector.select(HELLO_TIMEOUT_MILLIS / 4);
                 } else {
                     selector.select(); // idle listener: no timed wake-ups
                 }
-                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
-                while (it.hasNext()) {
-                    SelectionKey key = it.next();
-                    it.remove();
-                    if (!key.isValid()) continue;
-                    if (key.isAcceptable()) accept();
-                    else if (key.isReadable()) read(key);
+                synchronized (lock) {
+                    Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                    while (it.hasNext()) {
+                        SelectionKey key = it.next();
+                        it.remove();
+                        if (!key.isValid()) continue;
+                        if (key.isAcceptable()) accept();
+                        else if (key.isReadable()) read(key);
+                    }
+                    if (!partials.isEmpty()) dropSlowClients();
                 }
-                if (partials) dropSlowClients();
+                if (!closed) handler.idle();
             }
         } catch (IOException | RuntimeException e) {
             // The listener cannot go on; clients find no answer and stay on TCP.
@@ -129,14 +165,46 @@ final class RendezvousListener implements Runnable {
         }
     }
 
-    private void accept() throws IOException {
+    /**
+     * On the calling thread: accepts the rendezvous connections waiting in the backlog and reads what
+     * every channel without a complete HELLO has received, so that each ANNOUNCE and HELLO written
+     * before now has reached the handler on return. A client writes its ANNOUNCE before its TCP
+     * connect, so after an {@code accept()} returned its connection, this makes the announcement known
+     * (docs/shm.md, "Why ANNOUNCE").
+     */
+    void catchUp() {
+        synchronized (lock) {
+            if (released) return;
+            try {
+                if (accept()) selector.wakeup(); // the thread's select must see the new channels
+                for (SelectionKey key : new ArrayList<>(partials)) {
+                    if (key.isValid()) read(key);
+                }
+            } catch (IOException | RuntimeException e) {
+                // the thread meets the same failure and ends the listener
+            }
+        }
+    }
+
+    /** Accepts the waiting connections and reads each at once; true if any was registered. */
+    private boolean accept() throws IOException {
+        boolean any = false;
         SocketChannel ch;
         while ((ch = server.accept()) != null) {
-            ch.configureBlocking(false);
-            SelectionKey key = ch.register(selector, SelectionKey.OP_READ, new Partial());
+            SelectionKey key;
+            try {
+                ch.configureBlocking(false);
+                key = ch.register(selector, SelectionKey.OP_READ, new Partial());
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(ch);
+                throw e;
+            }
+            partials.add(key);
+            any = true;
             // An ANNOUNCE is written before the client's TCP connect: answer it now, not a select later.
             read(key);
         }
+        return any;
     }
 
     private void read(SelectionKey key) {
@@ -155,16 +223,21 @@ final class RendezvousListener implements Runnable {
                     handler.onAnnounce(ch);
                     continue; // a HELLO may follow in the same read
                 }
-                key.cancel();
+                cancel(key);
                 if (!(m instanceof Wire.Hello hello)) throw new IOException("expected HELLO, got " + m.getClass().getSimpleName());
                 if (p.acc.position() != 0) throw new IOException("bytes after HELLO before the OFFER");
                 handler.onHello(ch, hello);
                 return;
             }
         } catch (IOException | RuntimeException e) {
-            key.cancel();
+            cancel(key);
             dropped(ch, p);
         }
+    }
+
+    private void cancel(SelectionKey key) {
+        key.cancel();
+        partials.remove(key);
     }
 
     private void dropped(SocketChannel ch, Partial p) {
@@ -174,23 +247,28 @@ final class RendezvousListener implements Runnable {
 
     private void dropSlowClients() {
         long now = System.nanoTime();
-        for (SelectionKey key : selector.keys()) {
-            if (key.attachment() instanceof Partial p && now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
-                key.cancel();
+        for (SelectionKey key : new ArrayList<>(partials)) {
+            Partial p = (Partial) key.attachment();
+            if (now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
+                cancel(key);
                 dropped((SocketChannel) key.channel(), p);
             }
         }
     }
 
     private void release() {
-        // Cancelled keys belong to channels already handed to the binding: leave those open.
-        for (SelectionKey key : selector.keys()) {
-            if (!key.isValid()) continue;
-            if (key.attachment() instanceof Partial p) dropped((SocketChannel) key.channel(), p);
-            else closeQuietly(key.channel());
+        synchronized (lock) {
+            released = true;
+            // Cancelled keys belong to channels already handed to the binding: leave those open.
+            for (SelectionKey key : selector.keys()) {
+                if (!key.isValid()) continue;
+                if (key.attachment() instanceof Partial p) dropped((SocketChannel) key.channel(), p);
+                else closeQuietly(key.channel());
+            }
+            partials.clear();
+            closeQuietly(selector);
+            closeQuietly(server);
         }
-        closeQuietly(selector);
-        closeQuietly(server);
         try {
             Files.deleteIfExists(path);
         } catch (IOException e) {
@@ -206,14 +284,20 @@ final class RendezvousListener implements Runnable {
         }
     }
 
+    /** Has the thread call {@link HelloHandler#idle} soon (from any thread). */
+    void wakeup() {
+        selector.wakeup();
+    }
+
     /** Stops the thread; it closes the socket and removes the socket file. Idempotent. */
     void close() {
         closed = true;
-        selector.wakeup();
+        if (thread == null) release();
+        else selector.wakeup();
     }
 
     /** For tests and orderly shutdown: waits (bounded) for the thread to finish. */
     void join(long millis) throws InterruptedException {
-        thread.join(millis);
+        if (thread != null) thread.join(millis);
     }
 }

@@ -146,6 +146,15 @@ final class Segment {
         return new Segment(path, buf, ringC2S, ringS2C);
     }
 
+    /**
+     * This segment under a new name in the same directory (atomic: a client never sees a half-named
+     * file); the mapping is unchanged.
+     */
+    Segment renamed(Path to) throws IOException {
+        java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return new Segment(to, buffer, ringC2S, ringS2C);
+    }
+
     /** Maps an offered segment and checks magic, version, sizes and secret against the offer. */
     static Segment map(Path path, int ringC2S, int ringS2C, byte[] secret) throws IOException {
         checkRing("client-to-server", ringC2S);

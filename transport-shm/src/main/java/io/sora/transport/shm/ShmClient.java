@@ -64,8 +64,10 @@ final class ShmClient {
     }
 
     /**
-     * Before the TCP connect to {@code server}: ANNOUNCE on a fresh rendezvous, NOTED back. Null when
-     * no listener of this user serves that port here, or it did not answer in time.
+     * Before the TCP connect to {@code server}: ANNOUNCE on a fresh rendezvous. Null when no listener
+     * of this user serves that port here. The client does not wait for the listener's NOTED: the
+     * accepting side reads the rendezvous itself before it decides the connection (docs/shm.md, "Why
+     * ANNOUNCE"), and a NOTED still sent for clients that wait for it is skipped before the OFFER.
      */
     Announcement announce(InetSocketAddress server, PairingOptions options) {
         if (server.isUnresolved() || !LocalAddresses.isLocal(server.getAddress())) return null;
@@ -78,13 +80,9 @@ final class ShmClient {
             PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
             ch.configureBlocking(false);
             ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
-            Wire.Message reply = readReply(ch, System.nanoTime() + options.fallbackWait().toNanos());
-            if (reply instanceof Wire.Noted) {
-                ShmAnnouncement a = new ShmAnnouncement(ch, sock);
-                ch = null;
-                return a;
-            }
-            return null;
+            ShmAnnouncement a = new ShmAnnouncement(ch, sock);
+            ch = null;
+            return a;
         } catch (IOException | RuntimeException e) {
             return null; // the HELLO, if any, goes on a fresh rendezvous
         } finally {
@@ -172,7 +170,7 @@ final class ShmClient {
         return new PairingResult.Paired(conn);
     }
 
-    /** Reads one frame before the deadline; null on timeout. */
+    /** Reads one frame (other than NOTED) before the deadline; null on timeout. */
     private static Wire.Message readReply(SocketChannel ch, long deadline) throws IOException {
         ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
         try (Selector sel = Selector.open()) {
@@ -180,6 +178,7 @@ final class ShmClient {
             for (;;) {
                 if (ch.read(acc) < 0) throw new IOException("shm listener closed the rendezvous without a reply");
                 Wire.Message m = Wire.tryDecode(acc);
+                while (m instanceof Wire.Noted) m = Wire.tryDecode(acc); // the ANNOUNCE's answer: the reply follows
                 if (m != null) return m;
                 long left = deadline - System.nanoTime();
                 if (left <= 0) return null;

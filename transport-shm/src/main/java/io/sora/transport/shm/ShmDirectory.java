@@ -117,13 +117,18 @@ final class ShmDirectory {
         return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(randomBytes(8)));
     }
 
+    /** A fresh name for a listener's spare segment (made ahead of its offer, renamed by it). */
+    Path newSparePath() {
+        return path.resolve("spare-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+    }
+
     /**
-     * Deletes {@code seg-<pid>-*} files whose process is gone (a kill -9 between creating a segment
-     * and unlinking it). Returns how many were removed.
+     * Deletes {@code seg-<pid>-*} and {@code spare-<pid>-*} files whose process is gone (a kill -9
+     * between creating a segment and unlinking it). Returns how many were removed.
      */
     int removeStaleSegments() throws IOException {
         int removed = 0;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "seg-*")) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "{seg,spare}-*")) {
             for (Path f : files) {
                 long pid = pidOf(f.getFileName().toString());
                 if (pid > 0 && !Files.exists(Path.of("/proc", Long.toString(pid)))
@@ -161,10 +166,11 @@ final class ShmDirectory {
 
     /** The pid in {@code seg-<pid>-<random>}, or -1 when the name does not have that form. */
     static long pidOf(String name) {
-        int dash = name.indexOf('-', 4);
-        if (!name.startsWith("seg-") || dash < 0) return -1;
+        int from = name.startsWith("seg-") ? 4 : name.startsWith("spare-") ? 6 : -1;
+        int dash = from < 0 ? -1 : name.indexOf('-', from);
+        if (dash < 0) return -1;
         try {
-            return Long.parseLong(name.substring(4, dash));
+            return Long.parseLong(name.substring(from, dash));
         } catch (NumberFormatException e) {
             return -1;
         }

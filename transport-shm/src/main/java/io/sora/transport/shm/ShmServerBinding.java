@@ -43,15 +43,47 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     private final ShmSettings settings;
     private final PairingTable<ShmLink> table;
     private final RendezvousListener listener;
+    /** Guards {@link #spare} and the sizes wanted for it. */
+    private final Object spareLock = new Object();
+    /** A segment created ahead for the next offer, or null. */
+    private Spare spare;
+    private int spareC2S;
+    private int spareS2C;
+    private boolean spareClosed;
+
+    /**
+     * A segment made before its offer, on the listener's thread when it has nothing else to do: creating
+     * one (a file, its size, a mapping, a secret) is the largest single step of a pairing, and the client
+     * waits for it. Sized as the previous offer: a listener's clients usually ask for the same rings.
+     * Named {@code spare-<pid>-<random>} until an offer renames it {@code seg-<pid>-<random>}: a
+     * {@code seg-} file is always one offered and not yet committed. Deleted when the listener closes.
+     */
+    private static final class Spare {
+        final Path path;
+        final byte[] secret;
+        final Segment segment;
+
+        Spare(Path path, byte[] secret, Segment segment) {
+            this.path = path;
+            this.secret = secret;
+            this.segment = segment;
+        }
+    }
 
     ShmServerBinding(ShmDirectory dir, InetSocketAddress bound, AcceptPolicy policy, Tracer tracer,
                      ShmSettings settings) throws IOException {
+        this(dir, bound, policy, tracer, settings, true);
+    }
+
+    /** @param listenerThread false (tests): the rendezvous is read only when an accept catches up */
+    ShmServerBinding(ShmDirectory dir, InetSocketAddress bound, AcceptPolicy policy, Tracer tracer,
+                     ShmSettings settings, boolean listenerThread) throws IOException {
         this.dir = dir;
         this.bound = bound;
         this.tracer = tracer;
         this.settings = settings;
         this.table = new PairingTable<>(this, policy, true);
-        this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler);
+        this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler, listenerThread);
     }
 
     RendezvousListener listener() {
@@ -75,6 +107,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         @Override
         public void onWithdrawn(SocketChannel channel) {
             table.withdrawn(channel);
+        }
+
+        @Override
+        public void idle() {
+            prepareSpare();
         }
     };
 
@@ -117,9 +154,17 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             long id = RingConnection.nextId();
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(link.hello.receiveRing());
+            Spare ready = takeSpare(c2s, s2c);
             Path path = dir.newSegmentPath();
-            byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
-            Segment seg = Segment.create(path, c2s, s2c, secret);
+            byte[] secret;
+            Segment seg;
+            if (ready != null) {
+                secret = ready.secret;
+                seg = ready.segment.renamed(path);
+            } else {
+                secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
+                seg = Segment.create(path, c2s, s2c, secret);
+            }
             if (tracer.isOn(Category.JSOR)) {
                 tracer.event(Hook.SHM_SEGMENT_CREATE, id, "shm", null,
                         path + " mode=0600 c2s=" + c2s + " s2c=" + s2c + " key=" + pairing.key());
@@ -132,9 +177,65 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             }
             writeFully(link.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, s2c, id)));
             DoorbellLoop.get().register(link.channel, medium);
+            listener.wakeup(); // its idle() makes the next spare
         } catch (IOException | RuntimeException e) {
             throw new IOException("could not offer a segment: " + e.getMessage(), e);
         }
+    }
+
+    /** The spare if it has these sizes (null if none); a spare of other sizes is deleted. */
+    private Spare takeSpare(int c2s, int s2c) throws IOException {
+        Spare s;
+        synchronized (spareLock) {
+            s = spare;
+            spare = null;
+            spareC2S = c2s;
+            spareS2C = s2c;
+        }
+        if (s == null) return null;
+        if (s.segment.ringC2S == c2s && s.segment.ringS2C == s2c) return s;
+        Files.deleteIfExists(s.path);
+        return null;
+    }
+
+    /** On the listener's thread: makes the spare for the next offer if there is none. */
+    private void prepareSpare() {
+        int c2s;
+        int s2c;
+        synchronized (spareLock) {
+            if (spare != null || spareClosed || spareC2S == 0) return;
+            c2s = spareC2S;
+            s2c = spareS2C;
+        }
+        Path path = dir.newSparePath();
+        byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
+        Segment seg;
+        try {
+            seg = Segment.create(path, c2s, s2c, secret);
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(path); // the next offer creates its own and says why if it cannot
+            return;
+        }
+        synchronized (spareLock) {
+            if (spare == null && !spareClosed) {
+                spare = new Spare(path, secret, seg);
+                return;
+            }
+        }
+        deleteQuietly(path);
+    }
+
+    private static void deleteQuietly(Path path) {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException e) {
+            // a seg-<pid>-* file is removed as stale once this process is gone
+        }
+    }
+
+    @Override
+    public void catchUp() {
+        listener.catchUp();
     }
 
     @Override
@@ -192,6 +293,13 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
         }
+        Spare s;
+        synchronized (spareLock) {
+            spareClosed = true;
+            s = spare;
+            spare = null;
+        }
+        if (s != null) deleteQuietly(s.path);
     }
 
     /** Accepting threads waiting for an announced client right now (tests). */

@@ -20,9 +20,9 @@ import java.nio.charset.StandardCharsets;
  * NO     (3) u16 n, n bytes UTF-8 reason
  * COMMIT (4) empty
  * ANNOUNCE (5) empty: sent before the client's TCP connect (see {@link io.sora.transport.Announcement})
- * NOTED  (6) empty: the server's answer to ANNOUNCE; the client connects over TCP only after it
+ * NOTED  (6) empty: the server's answer to ANNOUNCE (clients of today skip it; older ones waited for it)
  * </pre>
- * A client sends ANNOUNCE, waits for NOTED, connects over TCP, then sends HELLO on the same socket
+ * A client sends ANNOUNCE, connects over TCP at once, then sends HELLO on the same socket
  * (or HELLO alone on a fresh socket: the server pairs it only if it arrives before accept() decided).
  * After COMMIT the socket carries only one-byte doorbells (any value) until it is closed.
  * ANNOUNCE and NOTED were added within version 1: a listener that predates them drops the channel on

@@ -114,6 +114,44 @@ class ShmAnnounceTest {
         }
     }
 
+    /**
+     * A client does not wait for NOTED: its ANNOUNCE may still be unread by the listener's thread when
+     * accept() returns its connection. Here the listener has no thread at all, so only the accepting
+     * thread's catch-up can read it: the accept must wait for the announced client, not decide TCP.
+     */
+    @Test
+    void anAnnouncementNoListenerThreadReadYetIsSeenByTheAccept() throws Exception {
+        ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
+        ShmDirectory dir = new ShmDirectory(tmp);
+        dir.ensure();
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
+            ShmServerBinding b = new ShmServerBinding(dir, bound, key -> new io.sora.transport.AcceptPolicy.Allow(
+                    new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT)), io.sora.trace.Tracer.OFF,
+                    new ShmSettings(tmp, 200), false);
+            try (Socket c = new Socket()) {
+                Announcement a = transport.announce(bound, new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT));
+                assertNotNull(a, "a listener is there: the announcement is made");
+                c.connect(bound);
+                try (Socket s = ss.accept()) {
+                    CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                            () -> b.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks()));
+                    for (int i = 0; i < 10_000 && b.waitingAccepts() == 0 && !server.isDone(); i++) {
+                        Thread.sleep(1);
+                    }
+                    assertEquals(1, b.waitingAccepts(), "the accept should wait for the announced client, got "
+                            + (server.isDone() ? server.get() : "nothing"));
+                    a.close(); // the client withdraws; only a catch-up reads that too
+                    b.catchUp();
+                    PairingResult r = server.get(10, TimeUnit.SECONDS);
+                    assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, r).reason());
+                }
+            } finally {
+                b.close();
+            }
+        }
+    }
+
     @Test
     void nothingIsAnnouncedToAPortWithoutListener() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {

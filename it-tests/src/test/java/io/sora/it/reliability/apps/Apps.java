@@ -77,6 +77,13 @@ final class Apps {
         }
     }
 
+    /** Files in {@code dir} whose name starts with {@code prefix}. */
+    static long count(Path dir, String prefix) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(f -> f.getFileName().toString().startsWith(prefix)).count();
+        }
+    }
+
     /** Lines of /proc/self/maps that name a file under {@code dir}. */
     static java.util.List<String> mapsUnder(Path dir) throws IOException {
         String prefix = dir.toString() + "/";
