@@ -105,7 +105,7 @@ class RdmaCommitOrderTest {
             // the server's completion thread handed the HELLO over and now waits for the next completion event: hold it
             v[1].holdEvents();
             Thread completions = server.completionThread();
-            await("the server's completion thread waits in a held event wait", () -> v[1].holdsEventsOf(completions));
+            RdmaMediumTest.await("the server's completion thread waits in a held event wait", () -> v[1].holdsEventsOf(completions));
 
             clientMedium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
             clientMedium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
@@ -128,10 +128,6 @@ class RdmaCommitOrderTest {
             resources.add(c);
             return c;
         }
-    }
-
-    private static void await(String what, java.util.function.BooleanSupplier condition) {
-        RdmaMediumTest.await(what, condition);
     }
 
     private static byte[] readToEof(InputStream in) throws IOException {
