@@ -13,6 +13,11 @@ import java.security.MessageDigest;
  * and once the binding offers, the {@link Pairing} it belongs to and the OFFER's secret. It takes the
  * connection's pairing messages (completion thread) and its CM events (the listener's thread) for its
  * whole life: DISCONNECTED after COMMIT is the medium's peer-death signal.
+ *
+ * <p>Order: whatever ends a pairing from outside the completion thread (DISCONNECTED, the CM loop
+ * failing) goes through the medium's inbox, behind the pairing messages polled before it, and reaches
+ * {@link #onBroken} on the completion thread: a client that committed, wrote and closed before the
+ * server handled its COMMIT is paired, not aborted, however the CM's and the CQ's events interleave.
  */
 final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
     final long id;
@@ -61,10 +66,13 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         }
     }
 
-    /** The listener's CM loop ended on an error: this pairing cannot complete (a committed connection lives on). */
+    /**
+     * The listener's CM loop ended on an error: this pairing cannot complete (a committed connection
+     * lives on). Queued as the medium's other breaks are, so a COMMIT already polled is handled first.
+     */
     @Override
     public void onLoopFailed(String reason) {
-        fail(reason);
+        medium.pairingFailed(reason);
     }
 
     /** ESTABLISHED: the connection is up, from the RDMA address {@code peer} (null if unknown). */
@@ -73,10 +81,13 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         medium.qp.traceQp("RTS", "accepted from " + peer);
     }
 
-    /** DISCONNECTED: the client dropped the connection (or died); a committed connection reads to EOF. */
+    /**
+     * DISCONNECTED: the client dropped the connection (or died); a committed connection reads to EOF.
+     * The pairing is not failed here: the medium queues the break behind the messages already in the
+     * CQ, and a COMMIT among them commits the pairing first ({@link #onBroken}, on the completion thread).
+     */
     void disconnected() {
         medium.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
-        fail("client dropped the RDMA connection before COMMIT");
         try {
             medium.qp.disconnect(); // guarded against the completion thread destroying the QP
         } catch (IOException | RuntimeException e) {

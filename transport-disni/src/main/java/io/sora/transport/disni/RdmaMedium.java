@@ -44,11 +44,26 @@ import java.util.concurrent.locks.LockSupport;
  * disconnected and the completion thread releases every verbs resource.
  */
 final class RdmaMedium implements RingMedium, QueuePair.Completions {
-    /** Server side, before COMMIT: pairing messages are handed over here, on the completion thread. */
+    /**
+     * Server side, before COMMIT: pairing messages, and the connection breaking, are handed over here
+     * on the completion thread, in the order they happened: a COMMIT polled before the break (by any
+     * thread) is handed over before it.
+     */
     interface PairingListener {
         void onMessage(RdmaWire.Message m);
 
         void onBroken(String reason);
+    }
+
+    /** In the inbox: the connection broke ({@code why}); the connecting thread takes it as a NO with {@code refusal}. */
+    private static final class Broken {
+        final String why;
+        final String refusal;
+
+        Broken(String why, String refusal) {
+            this.why = why;
+            this.refusal = refusal;
+        }
     }
 
     static final int EVENT_WAIT_MILLIS = 5000;
@@ -68,7 +83,12 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     final long id;
     final QueuePair qp;
     private final Tracer tracer;
-    private final LinkedBlockingQueue<RdmaWire.Message> inbox = new LinkedBlockingQueue<>();
+    /**
+     * Pairing messages in the order they were polled, and a {@link Broken} for each way the connection
+     * broke, after every message polled before it: the server's {@link PairingListener} gets them in
+     * this order on the completion thread, the client's connecting thread with {@link #nextMessage}.
+     */
+    private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final Object ctrlLock = new Object();
     private final Thread thread;
     private volatile PairingListener listener;
@@ -152,15 +172,24 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         listener = null;
     }
 
-    /** Ends a pairing in progress with {@code reason} (the connecting thread takes it as a NO). */
+    /**
+     * Ends a pairing in progress with {@code reason}: the connecting thread takes it as a NO, the
+     * server's listener (on the completion thread) after every message that arrived before (the CQ is
+     * polled first, as for DISCONNECTED).
+     */
     void pairingFailed(String reason) {
-        if (pairing) inbox.add(new RdmaWire.No(reason));
+        if (pairing) {
+            drainCq();
+            inbox.add(new Broken(reason, reason));
+            LockSupport.unpark(thread);
+        }
     }
 
     /** Takes the next pairing message, waiting until {@code deadlineNanos}; null on timeout. */
     RdmaWire.Message nextMessage(long deadlineNanos) throws InterruptedException {
         long left = deadlineNanos - System.nanoTime();
-        return left <= 0 ? inbox.poll() : inbox.poll(left, TimeUnit.NANOSECONDS);
+        Object m = left <= 0 ? inbox.poll() : inbox.poll(left, TimeUnit.NANOSECONDS);
+        return m instanceof Broken b ? new RdmaWire.No(b.refusal) : (RdmaWire.Message) m;
     }
 
     /** The completion thread, for tests that wait until it parks. */
@@ -212,21 +241,30 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 + status + (status == QueuePair.STATUS_FLUSH ? " (flushed: queue pair in error)" : ""));
     }
 
-    /** The CM reported DISCONNECTED (or the QP failed): the peer is gone, gracefully only if it sent CLOSED. */
+    /**
+     * The CM reported DISCONNECTED (or the QP failed): the peer is gone, gracefully only if it sent
+     * CLOSED. Any thread (the CM's): everything already in the CQ (a COMMIT, data, a CLOSED flag,
+     * however deep) is polled first, so it comes before the break; the pairing listener learns of
+     * both on the completion thread, in that order.
+     */
     void onDisconnected(String why) {
-        drainCq(); // a CLOSED flag already in the CQ comes first, however deep
+        drainCq();
         if (!closing) broken(why);
     }
 
+    /**
+     * The connection broke: DEAD unless the peer closed, and the break queued behind the pairing
+     * messages polled so far. Never calls the pairing listener itself: a COMMIT polled before the
+     * break but not yet handed over would be overtaken, aborting a pairing the client had committed
+     * (issue 12: the accept fell back to TCP and the client's bytes were lost).
+     */
     private void broken(String why) {
         if (failure == null) failure = why;
         if (peerFlags.markDead()) {
             qp.traceQp("ERR", why);
             if (tracer.isOn(Category.JSOR)) tracer.event(Hook.QP_STATE, id, "rdma", "peer died: " + why, "ERR");
         }
-        PairingListener l = listener;
-        if (l != null) l.onBroken(why);
-        inbox.add(new RdmaWire.No("RDMA connection broke: " + why));
+        inbox.add(new Broken(why, "RDMA connection broke: " + why));
         wakeBoth();
         LockSupport.unpark(thread);
     }
@@ -276,8 +314,14 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         }
         PairingListener l = listener;
         if (l != null) {
-            RdmaWire.Message m;
-            while ((m = inbox.poll()) != null) l.onMessage(m);
+            Object m;
+            while ((m = inbox.poll()) != null) { // in order: a COMMIT polled before a break is handled first
+                if (m instanceof Broken b) {
+                    l.onBroken(b.why);
+                } else {
+                    l.onMessage((RdmaWire.Message) m);
+                }
+            }
         }
         if (!pairing && !closing && (unsent() || qp.reposted() - reportedReposts >= SLOT_BATCH)) pump();
     }

@@ -1,5 +1,6 @@
 package io.sora.transport.disni;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.ibm.disni.verbs.RdmaCmEvent;
@@ -12,9 +13,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 12, RDMA defect 5: sora's {@code _getCmEvent} returns -2 on error and DiSNI's
- * {@code getCmEvent} turns that into null, as for a timeout. A loop that waits forever (the client's)
- * then spins hot on a persistent error. The fake source returns null at once, as the real one does
- * then; the loop must end after a bounded number of tries and fail every pending pairing with a reason.
+ * {@code getCmEvent} turns that into null, as for a timeout; a loop that took every null for a
+ * timeout spun hot on a persistent error. The fake source returns null at once, as the real one does
+ * then. The loop must end after a bounded number of tries, release the event channel, and tell every
+ * handler registered for a CM id (the server's {@link RdmaLink}, which fails its pairing behind any
+ * COMMIT already polled, and the client's connecting attempt) and the CONNECT_REQUEST handler, each
+ * with the reason.
+ *
+ * <p>Both loops sora runs (the client's {@code sora-rdma-cm} and each listener's) wait for events
+ * with a bounded wait ({@link RdmaClient#LOOP_WAIT_MILLIS}, 500 ms): there an empty return long
+ * before the wait is over is the error. A loop that waits forever ({@code -1}) takes every empty
+ * return as one; that case stays covered for the {@link CmLoop.EventSource} contract.
  */
 class CmLoopTest {
     /** Far more than the loop needs; only so that a regression fails instead of hanging. */
@@ -38,37 +47,48 @@ class CmLoopTest {
         }
     }
 
-    private static void persistentErrorEndsTheLoop(int timeoutMillis) throws Exception {
+    private static void persistentErrorEndsTheLoopAndTellsEveryHandler(int timeoutMillis) throws Exception {
         FailingSource source = new FailingSource();
-        CmLoop loop = new CmLoop("test-cm", Tracer.OFF, null, timeoutMillis, null, source);
-        AtomicReference<String> reason = new AtomicReference<>();
-        CountDownLatch failed = new CountDownLatch(1);
-        loop.register(new Object(), new CmLoop.Handler() {
-            @Override
-            public void onCmEvent(RdmaCmEvent.EventType type, RdmaCmEvent event) {
-            }
-
-            @Override
-            public void onLoopFailed(String why) {
-                reason.set(why);
-                failed.countDown();
-            }
-        });
+        RecordingHandler requests = new RecordingHandler();
+        CmLoop loop = new CmLoop("test-cm", Tracer.OFF, requests, timeoutMillis, null, source);
+        RecordingHandler connection = new RecordingHandler();
+        loop.register(new Object(), connection);
         boolean ended = loop.awaitEnd(TimeUnit.SECONDS.toMillis(BOUND_SECONDS));
         assertTrue(ended, "the loop ended (source called " + source.calls.get() + " times)");
         assertTrue(source.calls.get() <= MAX_CALLS, "bounded tries, not a hot spin: " + source.calls.get());
-        assertTrue(failed.await(BOUND_SECONDS, TimeUnit.SECONDS), "the pending pairing was failed");
-        assertTrue(reason.get().contains("CM event"), reason.get());
+        assertTrue(connection.failed.await(BOUND_SECONDS, TimeUnit.SECONDS), "the registered handler was told");
+        assertTrue(connection.reason.get().contains("CM event"), connection.reason.get());
+        assertTrue(requests.failed.await(BOUND_SECONDS, TimeUnit.SECONDS), "the CONNECT_REQUEST handler was told");
+        assertEquals(connection.reason.get(), requests.reason.get());
+        assertEquals(loop.failure(), connection.reason.get());
         assertTrue(source.closed.getCount() == 0, "the event channel was released");
     }
 
-    @Test
-    void persistentErrorEndsTheClientLoopThatWaitsForever() throws Exception {
-        persistentErrorEndsTheLoop(-1);
+    /** Records the loop's failure. */
+    private static final class RecordingHandler implements CmLoop.Handler {
+        final AtomicReference<String> reason = new AtomicReference<>();
+        final CountDownLatch failed = new CountDownLatch(1);
+
+        @Override
+        public void onCmEvent(RdmaCmEvent.EventType type, RdmaCmEvent event) {
+        }
+
+        @Override
+        public void onLoopFailed(String why) {
+            reason.set(why);
+            failed.countDown();
+        }
     }
 
+    /** sora's loops: an empty return long before the 500 ms wait is over is an error. */
     @Test
-    void persistentErrorEndsAListenerLoopWithABoundedWait() throws Exception {
-        persistentErrorEndsTheLoop(500);
+    void persistentErrorEndsALoopWithABoundedWaitAndTellsEveryHandler() throws Exception {
+        persistentErrorEndsTheLoopAndTellsEveryHandler(RdmaClient.LOOP_WAIT_MILLIS);
+    }
+
+    /** A loop without a timeout: every empty return is an error. */
+    @Test
+    void persistentErrorEndsALoopThatWaitsForeverAndTellsEveryHandler() throws Exception {
+        persistentErrorEndsTheLoopAndTellsEveryHandler(-1);
     }
 }

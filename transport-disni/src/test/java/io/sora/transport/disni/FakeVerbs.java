@@ -25,7 +25,8 @@ import java.util.concurrent.CountDownLatch;
  *
  * <p>Test hooks: {@link #gatePolls} makes one thread's next poll stop, inside the queue pair's poll
  * lock, until the test opens the gate; {@link #kick()} ends a wait for a completion event;
- * {@link #onPeerDisconnect} plays the CM's DISCONNECTED event.
+ * {@link #onPeerDisconnect} plays the CM's DISCONNECTED event; {@link #holdEvents} keeps the completion
+ * event from a thread waiting for it, so a test can deliver the CM's event first.
  */
 final class FakeVerbs implements Verbs {
     private static final int OP_SEND_DONE = 0;
@@ -71,6 +72,10 @@ final class FakeVerbs implements Verbs {
     private volatile Thread gateThread;
     private volatile CountDownLatch gateEntered;
     private volatile CountDownLatch gate;
+    /** While set, {@link #awaitEvent} does not return (see {@link #holdEvents}); guarded by lock. */
+    private boolean eventsHeld;
+    /** The thread waiting in a held {@link #awaitEvent}, or null; guarded by lock. */
+    private Thread heldWaiter;
 
     private FakeVerbs(Fabric fabric, int id) {
         this.fabric = fabric;
@@ -132,6 +137,33 @@ final class FakeVerbs implements Verbs {
      */
     void onPeerDisconnect(Runnable event) {
         onPeerDisconnect = event;
+    }
+
+    /**
+     * Completion events stop reaching this end: a thread in (or entering) {@link #awaitEvent} stays there,
+     * past its timeout, until {@link #releaseEvents()}, however many completions arrive meanwhile. The
+     * completion channel is a file descriptor of its own, so on a NIC its event may come after the CM's
+     * event for the same connection; this plays that order.
+     */
+    void holdEvents() {
+        synchronized (lock) {
+            eventsHeld = true;
+            lock.notifyAll();
+        }
+    }
+
+    void releaseEvents() {
+        synchronized (lock) {
+            eventsHeld = false;
+            lock.notifyAll();
+        }
+    }
+
+    /** Whether {@code t} waits in a held {@link #awaitEvent} (see {@link #holdEvents}). */
+    boolean holdsEventsOf(Thread t) {
+        synchronized (lock) {
+            return heldWaiter == t;
+        }
     }
 
     /** Ends a wait for a completion event (as a spurious event would). */
@@ -306,13 +338,17 @@ final class FakeVerbs implements Verbs {
     @Override
     public boolean awaitEvent(int timeoutMillis) throws IOException {
         synchronized (lock) {
-            if (cq.isEmpty() && !destroyed) {
-                try {
-                    lock.wait(Math.max(1, timeoutMillis));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("fake: interrupted");
+            try {
+                if (cq.isEmpty() && !destroyed && !eventsHeld) lock.wait(Math.max(1, timeoutMillis));
+                while (eventsHeld && !destroyed) {
+                    heldWaiter = Thread.currentThread();
+                    lock.wait();
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("fake: interrupted");
+            } finally {
+                heldWaiter = null;
             }
             return !cq.isEmpty();
         }
