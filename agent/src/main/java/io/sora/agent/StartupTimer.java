@@ -22,7 +22,8 @@ final class StartupTimer {
 
     void print() {
         if (!ON) return;
-        line.append(" agent total ").append(millis(last - first)).append(" ms");
+        line.append(" agent total ").append(millis(last - first)).append(" ms, on thread ")
+                .append(Thread.currentThread().getName());
         System.err.println(line);
     }
 

@@ -29,7 +29,24 @@ public final class SoraLauncher {
             startLate(args, inst);
             return;
         }
+        if (startsBesideMain(args, System.getProperties())
+                && StartGate.begin(inst, () -> start(args, inst, false, false))) {
+            return;
+        }
         start(args, inst, false, false);
+    }
+
+    /**
+     * Whether the agent starts on its own thread while {@code main} runs ({@link StartGate}): the
+     * application's start-up then does not wait for the agent's (its class loader, rules, fast paths:
+     * most of what the agent adds to a start), only a socket opened before the agent is up waits for
+     * it. Not with a trace (an operator proving the paths gets the agent up before {@code main}, and the
+     * {@code mt} trace patches with Byte Buddy) or {@code -Dsora.startup.background=false}.
+     */
+    static boolean startsBesideMain(String args, java.util.Properties sys) {
+        if ("false".equals(sys.getProperty("sora.startup.background"))) return false;
+        if (sys.getProperty("sora.trace") != null || Boolean.parseBoolean(sys.getProperty("sora.instrumentation.bytebuddy"))) return false;
+        return args == null || !args.contains("trace");
     }
 
     /**

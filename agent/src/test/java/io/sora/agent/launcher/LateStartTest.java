@@ -28,4 +28,14 @@ class LateStartTest {
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("com.ibm.net.rdma.conf", "x.conf")));
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("sora.trace", "iprint=NET")));
     }
+
+    @Test
+    void aRuleFileAloneStartsBesideMainATraceOrTheSwitchBeforeIt() {
+        assertTrue(SoraLauncher.startsBesideMain("conf=x.conf", props()));
+        assertTrue(SoraLauncher.startsBesideMain(null, props("sora.conf", "x.conf")));
+        assertFalse(SoraLauncher.startsBesideMain("conf=x.conf,trace=iprint=NET", props()));
+        assertFalse(SoraLauncher.startsBesideMain(null, props("sora.trace", "iprint=NET")));
+        assertFalse(SoraLauncher.startsBesideMain(null, props("sora.startup.background", "false")));
+        assertFalse(SoraLauncher.startsBesideMain(null, props("sora.instrumentation.bytebuddy", "true")));
+    }
 }

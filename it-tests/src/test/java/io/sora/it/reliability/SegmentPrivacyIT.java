@@ -13,7 +13,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * While a connection is paired on shm through the agent: the private directory is 0700 and holds
- * only the rendezvous socket (0600), no segment file; the process maps the segment (both ends, as
+ * only the rendezvous socket (0600) and at most the listener's spare segment (0600, made ahead of the
+ * next offer), no connection's segment file; the process maps the segment (both ends, as
  * both are in one JVM) from a file that is already unlinked ("(deleted)" in /proc/self/maps) and
  * whose mode, read through /proc/self/map_files, is 0600.
  */

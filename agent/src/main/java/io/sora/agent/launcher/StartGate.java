@@ -1,0 +1,90 @@
+package io.sora.agent.launcher;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Lets the agent start on a thread of its own ({@code sora-start}) while the application's {@code main}
+ * runs, without a connection ever escaping the patch: until the start is done, a thread that loads
+ * {@code java.net.Socket} or {@code java.net.ServerSocket} waits here, inside the class load, for it.
+ *
+ * <p>Why that is enough: the socket patch is a retransformation-capable transformer, and the JVM hands
+ * a loading class to every retransformation-incapable transformer (this gate) before any capable one
+ * (JVMTI, ClassFileLoadHook). So a class held here is patched by the transformer the start registered
+ * meanwhile, in the same load. A capable no-op transformer is registered up front so that the JVM's
+ * capable environment exists before any such load begins. A class already loaded when the agent starts
+ * (another agent used sockets first) cannot be held: then the start runs before {@code main}, as always.
+ *
+ * <p>The starting thread itself never waits (it would wait for itself); it does not load the two
+ * classes either. The wait is bounded ({@value #WAIT_MILLIS} ms, then a warning): a start that hangs
+ * costs the application that much once, never its sockets' bytes: they stay on TCP.
+ */
+final class StartGate implements ClassFileTransformer {
+    static final long WAIT_MILLIS = 10_000;
+
+    private final Instrumentation inst;
+    private final CountDownLatch started = new CountDownLatch(1);
+    /** Makes the JVM's retransformation-capable environment exist now (see the class comment). */
+    private final ClassFileTransformer capable = new ClassFileTransformer() {
+    };
+    private volatile Thread starter;
+
+    private StartGate(Instrumentation inst) {
+        this.inst = inst;
+    }
+
+    /**
+     * Runs {@code start} on a daemon thread behind the gate; false (nothing started) when a gated class
+     * is loaded already, so the caller starts the agent itself.
+     */
+    static boolean begin(Instrumentation inst, Runnable start) {
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (c.getClassLoader() == null && isGated(c.getName().replace('.', '/'))) return false;
+        }
+        StartGate gate = new StartGate(inst);
+        inst.addTransformer(gate, false);
+        inst.addTransformer(gate.capable, true);
+        Thread t = new Thread(() -> {
+            try {
+                start.run();
+            } finally {
+                gate.open();
+            }
+        }, "sora-start");
+        t.setDaemon(true); // a short program may end before the agent is up: nothing was waiting for it then
+        gate.starter = t;
+        t.start();
+        return true;
+    }
+
+    static boolean isGated(String internalName) {
+        return "java/net/Socket".equals(internalName) || "java/net/ServerSocket".equals(internalName);
+    }
+
+    private void open() {
+        started.countDown();
+        inst.removeTransformer(this);
+        inst.removeTransformer(capable);
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefining,
+                            ProtectionDomain pd, byte[] bytes) {
+        if (loader != null || redefining != null || started.getCount() == 0 || !isGated(name)
+                || Thread.currentThread() == starter) {
+            return null;
+        }
+        try {
+            if (!started.await(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                System.err.println("[sora] WARN the agent did not start within " + WAIT_MILLIS + " ms; "
+                        + name.replace('/', '.') + " loads unpatched, its connections stay on TCP until it has");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return null;
+    }
+}

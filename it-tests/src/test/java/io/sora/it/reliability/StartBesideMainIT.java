@@ -1,0 +1,51 @@
+package io.sora.it.reliability;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.it.ForkedJvm;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * With a rule file and no trace the agent starts on its own thread ({@code sora-start}) while the
+ * application's {@code main} runs; a socket the application opens before the agent is up waits for it
+ * (docs/troubleshooting.md, "Start-up"), so even the first connection of {@code main} pairs. The
+ * application here binds and connects as the first thing it does. With
+ * {@code -Dsora.startup.background=false} the agent starts before {@code main}, as it always did.
+ */
+class StartBesideMainIT {
+    @TempDir
+    Path tmp;
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void theFirstSocketsOfMainPairWhileTheAgentStartsBesideIt(Path jdk) throws Exception {
+        assertStartedOn(jdk, "sora-start", List.of());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void switchedOffTheAgentStartsBeforeMain(Path jdk) throws Exception {
+        assertStartedOn(jdk, "main", List.of("-Dsora.startup.background=false"));
+    }
+
+    private void assertStartedOn(Path jdk, String thread, List<String> extra) throws Exception {
+        List<String> jvmArgs = new ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, null));
+        jvmArgs.add(0, "-Dsora.startup.timing=true");
+        jvmArgs.addAll(0, extra);
+        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + "SameJvmChecks", "maps",
+                tmp.toString())) {
+            assertEquals(0, j.await(60_000), j.describe());
+            assertEquals("shm shm", Reliability.require(j, "PATH"), j.describe());
+            List<String> timing = j.stderr().stream().filter(l -> l.contains("agent total")).toList();
+            assertEquals(1, timing.size(), j.describe());
+            assertTrue(timing.get(0).endsWith("on thread " + thread), timing.get(0));
+            assertTrue(j.stderr().stream().noneMatch(l -> l.contains("did not start within")), j.describe());
+        }
+    }
+}
