@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Two JVMs, each with the agent and a shm rule, talk over blocking NIO channels ({@code ChannelPeer}):
  * every byte arrives exact, both traces say {@code path=shm}, and the byte counts of the fast
  * connection are those of the whole conversation. Without the agent on the client, both ends stay TCP
- * with the same bytes.
+ * with the same bytes. Boot classes are verified in these JVMs, so the patched JDK classes are too.
  */
 class ChannelPairIT {
     private static final String APP = "io.sora.it.apps.ChannelPeer";
@@ -64,7 +64,10 @@ class ChannelPairIT {
     private List<String> agent(String rule, Path trace) throws Exception {
         Path conf = Files.createTempFile(tmp, "rules", ".conf");
         Files.writeString(conf, rule + "\n");
-        return List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf,
+        // the JVM verifies boot classes too: a wrong stack-map frame in the patched NIO classes (which a
+        // retransformed or load-time-patched boot class is otherwise not checked for) fails the run
+        return List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
+                "-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf,
                 "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + trace);
     }
 
