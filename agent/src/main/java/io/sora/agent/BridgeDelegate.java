@@ -250,6 +250,11 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public boolean channelPaired(SocketChannel channel) {
+        return channels.paired(channel) != null;
+    }
+
+    @Override
     public String channelPathOf(SocketChannel channel) {
         return channels.pathOf(channel);
     }

@@ -7,10 +7,12 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.WritableByteChannel;
 import java.util.function.Consumer;
 
 /**
@@ -321,6 +323,30 @@ public final class SoraBridge {
         } catch (Throwable t) {
             failed(t);
             return NOT_PAIRED;
+        }
+    }
+
+    /**
+     * What {@code FileChannelImpl}'s direct transfer path returns for a target it cannot serve
+     * ({@code sun.nio.ch.IOStatus.UNSUPPORTED_CASE}; {@code ChannelPatch.verify} refuses pairing on a
+     * JDK where it differs): the JDK then writes through the target's own {@code write}.
+     */
+    public static final long TRANSFER_NOT_DIRECT = -6;
+
+    /**
+     * Entry of {@code FileChannelImpl.transferToDirectly} (JDK 17, 21) / {@code transferToDirect} (JDK 25):
+     * the sendfile path would put a paired channel's bytes on its TCP connection, which the peer never
+     * reads; {@link #TRANSFER_NOT_DIRECT} sends the JDK on to its mapped or read/write paths, which call
+     * {@code target.write} (patched). {@link #NOT_PAIRED} (any other target) lets the direct path run.
+     */
+    public static long fileTransferToDirect(FileChannel source, long position, int count, WritableByteChannel target) {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired || !(target instanceof SocketChannel c)) return NOT_PAIRED;
+        try {
+            return d.channelPaired(c) ? TRANSFER_NOT_DIRECT : NOT_PAIRED;
+        } catch (Throwable t) {
+            failed(t);
+            return TRANSFER_NOT_DIRECT; // the JDK's write path is right for any channel; the direct one is not
         }
     }
 

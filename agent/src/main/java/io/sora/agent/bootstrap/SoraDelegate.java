@@ -107,6 +107,11 @@ public interface SoraDelegate {
         return NOT_PAIRED;
     }
 
+    /** True when the channel is paired (its bytes go through the rings, never through its TCP fd). */
+    default boolean channelPaired(SocketChannel channel) {
+        return false;
+    }
+
     default String channelPathOf(SocketChannel channel) {
         return "tcp";
     }

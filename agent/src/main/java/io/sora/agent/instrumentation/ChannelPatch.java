@@ -43,13 +43,24 @@ public final class ChannelPatch implements ClassFileTransformer {
     static final String SERVER_CHANNEL = "sun/nio/ch/ServerSocketChannelImpl";
     static final String SELECTOR = "sun/nio/ch/SelectorImpl";
     static final String EPOLL = "sun/nio/ch/EPollSelectorImpl";
+    static final String FILE_CHANNEL = "sun/nio/ch/FileChannelImpl";
     private static final String SC = "Ljava/nio/channels/SocketChannel;";
     private static final String SSC = "Ljava/nio/channels/ServerSocketChannel;";
 
     private enum Shape { SERVED, ENTRY, EXIT, SELECT }
 
-    /** One insertion: into {@code method} (name + descriptor), the facade's {@code call}. */
-    private record Insertion(String method, Shape shape, String call, String callDesc) {}
+    /**
+     * One insertion: into {@code method} (name + descriptor; alternatives, of which a class has one,
+     * separated by {@code |}), the facade's {@code call}.
+     */
+    private record Insertion(String method, Shape shape, String call, String callDesc) {
+        boolean matches(String nameAndDesc) {
+            for (String m : method.split("\\|")) {
+                if (m.equals(nameAndDesc)) return true;
+            }
+            return false;
+        }
+    }
 
     private static final Map<String, List<Insertion>> PLAN = Map.of(
             SOCKET_CHANNEL, List.of(
@@ -78,7 +89,15 @@ public final class ChannelPatch implements ClassFileTransformer {
                     new Insertion("implRegister(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorRegistering",
                             "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
             EPOLL, List.of(
-                    new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null)));
+                    new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null)),
+            // FileChannel.transferTo's direct path (sendfile on the target's fd): JDK 17 and 21 transferToDirectly,
+            // JDK 25 transferToDirect; a paired target makes it return "not this case", so the JDK goes
+            // on to its paths that call the target's (patched) write. transferFrom needs nothing: with a
+            // socket source the JDK reads it through src.read (JDK 17 to 25).
+            FILE_CHANNEL, List.of(
+                    new Insertion("transferToDirectly(JILjava/nio/channels/WritableByteChannel;)J"
+                            + "|transferToDirect(JILjava/nio/channels/WritableByteChannel;)J", Shape.SERVED, "fileTransferToDirect",
+                            "(Ljava/nio/channels/FileChannel;JILjava/nio/channels/WritableByteChannel;)J")));
 
     private final Instrumentation inst;
     private final List<String> errors = new CopyOnWriteArrayList<>();
@@ -152,10 +171,29 @@ public final class ChannelPatch implements ClassFileTransformer {
                     problems.add(name.replace('/', '.') + ": " + e);
                 }
             }
+            String notDirect = checkNotDirect();
+            if (notDirect != null) problems.add(notDirect);
             v = problems.isEmpty() ? "" : String.join("; ", problems);
             verified = v;
         }
         return v.isEmpty() ? null : v;
+    }
+
+    /**
+     * Null when the JDK's "not this case" status is the value the facade returns from the transfer's
+     * direct path for a paired target ({@code SoraBridge.TRANSFER_NOT_DIRECT}), else why not. Read
+     * from {@code sun.nio.ch.IOStatus}, which {@link #install} opened to the agent.
+     */
+    private static String checkNotDirect() {
+        try {
+            java.lang.reflect.Field f = Class.forName("sun.nio.ch.IOStatus").getDeclaredField("UNSUPPORTED_CASE");
+            f.setAccessible(true);
+            long v = f.getInt(null);
+            return v == io.sora.agent.bootstrap.SoraBridge.TRANSFER_NOT_DIRECT ? null
+                    : "sun.nio.ch.IOStatus.UNSUPPORTED_CASE is " + v + ", not " + io.sora.agent.bootstrap.SoraBridge.TRANSFER_NOT_DIRECT;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "sun.nio.ch.IOStatus.UNSUPPORTED_CASE: " + e;
+        }
     }
 
     @Override
@@ -191,10 +229,12 @@ public final class ChannelPatch implements ClassFileTransformer {
                 String key = m + desc;
                 List<Insertion> here = new ArrayList<>(2);
                 for (Insertion i : plan) {
-                    if (i.method().equals(key)) here.add(i);
+                    if (i.matches(key)) {
+                        here.add(i);
+                        seen.add(i.method());
+                    }
                 }
                 if (here.isEmpty()) return mv;
-                seen.add(key);
                 return new Inserting(mv, name, desc, here);
             }
         }, 0);
