@@ -15,10 +15,14 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Random;
@@ -31,6 +35,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The channel twin of {@link AbstractSocketSemanticsTest} (docs/nio.md): {@code SocketChannel} and
@@ -44,6 +49,8 @@ public abstract class AbstractChannelSemanticsTest {
     private SocketChannel client;
     private SocketChannel accepted;
     private final ExecutorService pool = Executors.newFixedThreadPool(4);
+    @TempDir
+    Path tmp;
 
     /** "tcp", "shm" or "rdma": the path every connection of this suite must be on. */
     protected abstract String expectedPath();
@@ -347,6 +354,89 @@ public abstract class AbstractChannelSemanticsTest {
         assertArrayEquals(data, back.get(30, TimeUnit.SECONDS));
         client.shutdownOutput();
         echo.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void fileTransferToAndTransferFromCarryEveryByteWithTheirCountsAndPositions() throws Exception {
+        byte[] data = new byte[(3 << 20) + 12_345]; // no multiple of a buffer, map or ring size
+        new Random(19).nextBytes(data);
+        Path src = Files.write(tmp.resolve("src"), data);
+        try (FileChannel in = FileChannel.open(src, StandardOpenOption.READ);
+             FileChannel out = FileChannel.open(tmp.resolve("dst"), StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                     StandardOpenOption.WRITE)) {
+            in.position(77);
+            out.position(5);
+            Future<Long> received = pool.submit(() -> transferFromFully(out, accepted, 0, data.length));
+            assertEquals(0, in.transferTo(data.length + 1L, 10, client), "a position beyond the end");
+            assertEquals(100, in.transferTo(0, 100, client), "the count limits");
+            long pos = 100;
+            for (int i = 0; i < 100_000 && pos < data.length; i++) {
+                long n = in.transferTo(pos, Long.MAX_VALUE - pos, client); // limited to what the file has
+                assertTrue(n > 0, "a blocking transferTo returned " + n + " at " + pos);
+                pos += n;
+            }
+            assertEquals(data.length, pos);
+            assertEquals(data.length, received.get(30, TimeUnit.SECONDS));
+            assertEquals(77, in.position(), "transferTo leaves the file's position");
+            assertEquals(5, out.position(), "transferFrom leaves the file's position");
+            assertArrayEquals(data, Files.readAllBytes(tmp.resolve("dst")));
+
+            // a count smaller than what the channel has: the rest stays in the channel
+            writeFully(client, ByteBuffer.wrap(bytes(50, 20)));
+            assertEquals(20, transferFromFully(out, accepted, data.length, 20));
+            assertArrayEquals(Arrays.copyOfRange(bytes(50, 20), 20, 50), readFully(accepted, ByteBuffer.allocate(30)));
+            ByteBuffer head = ByteBuffer.allocate(20);
+            out.read(head, data.length);
+            assertArrayEquals(Arrays.copyOf(bytes(50, 20), 20), head.array());
+            // at EOF transferFrom returns 0; a count of 0 transfers nothing
+            assertEquals(0, in.transferTo(0, 0, client));
+            client.shutdownOutput();
+            assertEquals(0, out.transferFrom(accepted, 0, 10));
+            assertEquals(data.length + 20, out.size());
+        }
+    }
+
+    @Test
+    void fileTransferToANonBlockingChannelStopsWhenFullAndLosesNothing() throws Exception {
+        byte[] data = new byte[(32 << 20) + 3];
+        new Random(21).nextBytes(data);
+        Path src = Files.write(tmp.resolve("src"), data);
+        try (FileChannel in = FileChannel.open(src, StandardOpenOption.READ);
+             FileChannel out = FileChannel.open(tmp.resolve("dst"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            client.configureBlocking(false);
+            long pos = 0;
+            long last = -1;
+            for (int i = 0; i < 1_000_000 && pos < data.length && last != 0; i++) {
+                last = in.transferTo(pos, data.length - pos, client);
+                assertTrue(last >= 0, "transferTo returned " + last);
+                pos += last;
+            }
+            assertEquals(0, last, "a non-blocking transferTo never met a full channel with 32 MiB unread");
+            assertTrue(pos > 0 && pos < data.length, "sent " + pos);
+            client.configureBlocking(true);
+            long sent = pos;
+            Future<?> rest = pool.submit(() -> {
+                long p = sent;
+                for (int i = 0; i < 100_000 && p < data.length; i++) p += in.transferTo(p, data.length - p, client);
+                return null;
+            });
+            assertEquals(data.length, transferFromFully(out, accepted, 0, data.length));
+            rest.get(30, TimeUnit.SECONDS);
+            accepted.configureBlocking(false);
+            assertEquals(0, out.transferFrom(accepted, 0, 10), "a non-blocking source with nothing there");
+        }
+        assertArrayEquals(data, Files.readAllBytes(tmp.resolve("dst")));
+    }
+
+    /** transferFrom (blocking channel) until {@code count} bytes are in the file at {@code position}. */
+    private static long transferFromFully(FileChannel out, SocketChannel ch, long position, long count) throws IOException {
+        long got = 0;
+        for (int i = 0; i < 1_000_000 && got < count; i++) {
+            long n = out.transferFrom(ch, position + got, count - got);
+            if (n <= 0) throw new IOException("transferFrom returned " + n + " after " + got + " of " + count);
+            got += n;
+        }
+        return got;
     }
 
     /** A one-connection selector echo server: reads what is there, writes it back when writable, until EOF. */
