@@ -14,7 +14,13 @@ import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The bootstrap bridge's delegate: each instrumented {@code java.net} call, routed to the class whose
@@ -34,6 +40,10 @@ final class BridgeDelegate implements SoraDelegate {
     private final Listeners listeners;
     private final HotAttach hotAttach;
     private final ServerDecisions server;
+    private final Channels channels;
+    private final ChannelSelection selection;
+    /** Why channels cannot be served here (null: they can); set when the channel patch is installed. */
+    private volatile java.util.function.Supplier<String> channelPatchProblem = () -> "the NIO classes are not patched";
 
     BridgeDelegate(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer, ConnectionRegistry registry) {
         this.tracer = tracer;
@@ -42,6 +52,18 @@ final class BridgeDelegate implements SoraDelegate {
         this.listeners = new Listeners(rules, transports, tracer);
         this.hotAttach = new HotAttach(rules, listeners);
         this.server = new ServerDecisions(rules, transports, recorder, hotAttach);
+        ChannelSelection[] sel = new ChannelSelection[1];
+        this.channels = new Channels(rules, client, server, listeners, recorder, () -> {
+            String p = channelPatchProblem.get();
+            return p != null ? p : sel[0].check();
+        });
+        this.selection = new ChannelSelection(channels);
+        sel[0] = selection;
+    }
+
+    /** The channel patch is installed: {@code problem} says (once asked) whether it fits this JDK. */
+    void channelPatchInstalled(java.util.function.Supplier<String> problem) {
+        channelPatchProblem = problem;
     }
 
     // ---------------------------------------------------------------- client side
@@ -165,6 +187,108 @@ final class BridgeDelegate implements SoraDelegate {
         return p == null ? "tcp" : p.connection().path();
     }
 
+    // ---------------------------------------------------------------- channels (docs/nio.md)
+
+    @Override
+    public void channelConnecting(SocketChannel channel, SocketAddress remote) {
+        if (INTERNAL.get() == null) channels.connecting(channel, remote);
+    }
+
+    @Override
+    public void channelConnected(SocketChannel channel, boolean connected) {
+        if (INTERNAL.get() == null) channels.connected(channel, connected);
+    }
+
+    @Override
+    public int channelRead(SocketChannel channel, ByteBuffer dst) throws IOException {
+        return channels.read(channel, dst);
+    }
+
+    @Override
+    public long channelRead(SocketChannel channel, ByteBuffer[] dsts, int offset, int length) throws IOException {
+        return channels.read(channel, dsts, offset, length);
+    }
+
+    @Override
+    public int channelWrite(SocketChannel channel, ByteBuffer src) throws IOException {
+        return channels.write(channel, src);
+    }
+
+    @Override
+    public long channelWrite(SocketChannel channel, ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return channels.write(channel, srcs, offset, length);
+    }
+
+    @Override
+    public int channelStreamRead(SocketChannel channel, byte[] b, int off, int len, long nanos) throws IOException {
+        return channels.streamRead(channel, b, off, len, nanos);
+    }
+
+    @Override
+    public int channelStreamWrite(SocketChannel channel, byte[] b, int off, int len) throws IOException {
+        return channels.streamWrite(channel, b, off, len);
+    }
+
+    @Override
+    public int channelAvailable(SocketChannel channel) throws IOException {
+        return channels.available(channel);
+    }
+
+    @Override
+    public void channelShutdown(SocketChannel channel, boolean input) {
+        channels.shutdown(channel, input);
+    }
+
+    @Override
+    public void channelClosing(SocketChannel channel) {
+        channels.closing(channel);
+    }
+
+    @Override
+    public int channelInterestOps(SocketChannel channel, int ops) {
+        return channels.interestOps(channel, ops);
+    }
+
+    @Override
+    public boolean channelPaired(SocketChannel channel) {
+        return channels.paired(channel) != null;
+    }
+
+    @Override
+    public String channelPathOf(SocketChannel channel) {
+        return channels.pathOf(channel);
+    }
+
+    @Override
+    public void serverChannelBound(ServerSocketChannel serverChannel) {
+        if (INTERNAL.get() == null) channels.bound(serverChannel);
+    }
+
+    @Override
+    public void serverChannelAccepted(ServerSocketChannel serverChannel, SocketChannel accepted) {
+        if (INTERNAL.get() == null) channels.accepted(serverChannel, accepted);
+    }
+
+    @Override
+    public void serverChannelClosing(ServerSocketChannel serverChannel) {
+        channels.serverClosing(serverChannel);
+    }
+
+    @Override
+    public void selectorRegistering(Selector selector, SelectionKey key) {
+        selection.registering(selector, key);
+    }
+
+    @Override
+    public long selecting(Selector selector, long timeout) {
+        return selection.selecting(selector, timeout);
+    }
+
+    @Override
+    public int selected(Selector selector, Consumer<SelectionKey> action, int n) {
+        return selection.selected(selector, action, n);
+    }
+
     /** Hot attach, before the bridge is installed: see {@link HotAttach#adopt}. */
     void adopt(ProcessSockets now) {
         hotAttach.adopt(now);
@@ -184,9 +308,11 @@ final class BridgeDelegate implements SoraDelegate {
      * at once) and hands the paired connections to a watcher thread that closes each fast path when the
      * application closes its socket (the close advice is gone by then), so the peer still sees the end
      * (or drops it: the watcher sees a collected socket too), and ends the cleaner's thread.
-     * {@code whenDone} runs once no paired connection is left.
+     * {@code whenDone} runs once no paired connection is left. Paired channels are closed first: without
+     * the channel patch their reads would go to the TCP connection (docs/nio.md).
      */
     void stop(Runnable whenDone) {
+        channels.detach();
         hotAttach.stop();
         client.stop();
         closeListeners();

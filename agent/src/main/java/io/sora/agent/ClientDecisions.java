@@ -32,7 +32,7 @@ final class ClientDecisions {
     private final Map<Provider, Transport> transports;
     private final PathRecorder recorder;
     /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
-    private final Map<Socket, Announced> announcements = new ConcurrentHashMap<>();
+    private final Map<Object, Announced> announcements = new ConcurrentHashMap<>();
 
     private record Announced(Announcement announcement, long sinceNanos) {}
 
@@ -44,8 +44,15 @@ final class ClientDecisions {
 
     /** Before the TCP connect: a pairing client announces itself to the server's listener. */
     void connecting(Socket socket, SocketAddress endpoint) {
-        if (rules.isEmpty() || socket.getClass() != Socket.class
-                || !(endpoint instanceof InetSocketAddress remote) || remote.isUnresolved()) {
+        if (socket.getClass() == Socket.class) announce(socket, endpoint);
+    }
+
+    /**
+     * Before the TCP connect of {@code owner} (a {@code java.net.Socket}, or a {@code SocketChannel}:
+     * {@link Channels}): a pairing client announces itself to the server's listener.
+     */
+    void announce(Object owner, SocketAddress endpoint) {
+        if (rules.isEmpty() || !(endpoint instanceof InetSocketAddress remote) || remote.isUnresolved()) {
             return;
         }
         Rule rule = rules.matchConnect(remote).orElse(null);
@@ -61,27 +68,35 @@ final class ClientDecisions {
         if (!announcements.isEmpty()) sweepAnnouncements();
         Announcement a = transport.announce(remote, RuleTerms.options(rule));
         if (a != null) {
-            Announced old = announcements.put(socket, new Announced(a, System.nanoTime()));
+            Announced old = announcements.put(owner, new Announced(a, System.nanoTime()));
             if (old != null) old.announcement().close();
         }
     }
 
     /** The TCP connect failed (or the socket closed before it returned): the announcement is withdrawn. */
-    void withdraw(Socket socket) {
-        Announcement a = takeAnnouncement(socket);
+    void withdraw(Object owner) {
+        Announcement a = takeAnnouncement(owner);
         if (a != null) a.close();
     }
 
     /** After the TCP connect: the connect rule's transport pairs the connection, or it stays on TCP. */
     void connected(Socket socket) {
-        if (rules.isEmpty() || socket.getClass() != Socket.class) {
+        if (socket.getClass() == Socket.class) decide(socket, socket);
+    }
+
+    /**
+     * After the TCP connect of {@code owner} (the socket itself, or the {@code SocketChannel} whose
+     * adaptor {@code socket} is): the connect rule's transport pairs it, or it stays on TCP.
+     */
+    void decide(Object owner, Socket socket) {
+        if (rules.isEmpty()) {
             return;
         }
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
         }
-        Announcement announced = takeAnnouncement(socket);
+        Announcement announced = takeAnnouncement(owner);
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) {
             if (announced != null) announced.close();
@@ -108,9 +123,9 @@ final class ClientDecisions {
     }
 
     /** The socket's announcement, removed from the table; null when it made none. */
-    private Announcement takeAnnouncement(Socket socket) {
+    private Announcement takeAnnouncement(Object owner) {
         if (announcements.isEmpty()) return null;
-        Announced a = announcements.remove(socket);
+        Announced a = announcements.remove(owner);
         return a == null ? null : a.announcement();
     }
 

@@ -47,7 +47,8 @@ final class Listeners {
     private final RuleSet rules;
     private final Map<Provider, Transport> transports;
     private final Tracer tracer;
-    private final WeakIdentityMap<ServerSocket, Server> servers = new WeakIdentityMap<>();
+    /** By {@code ServerSocket} or {@code ServerSocketChannel}. */
+    private final WeakIdentityMap<Object, Server> servers = new WeakIdentityMap<>();
 
     Listeners(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer) {
         this.rules = rules;
@@ -67,8 +68,19 @@ final class Listeners {
         }
     }
 
-    /** The listeners of a server socket, or null. */
-    Server of(ServerSocket server) {
+    /** A server socket channel was bound (docs/nio.md): its listeners start as for a server socket. */
+    void boundChannel(java.nio.channels.ServerSocketChannel server, InetSocketAddress bound) {
+        if (rules.isEmpty()) {
+            return;
+        }
+        Server l = listen(bound, null);
+        if (l != null) {
+            servers.put(server, l);
+        }
+    }
+
+    /** The listeners of a server socket (or server socket channel), or null. */
+    Server of(Object server) {
         return servers.get(server);
     }
 
@@ -78,7 +90,7 @@ final class Listeners {
     }
 
     /** The server socket closed: its listeners stop. Returns them (null if it had none). */
-    Server closed(ServerSocket server) {
+    Server closed(Object server) {
         Server l = servers.remove(server);
         if (l != null) {
             l.close();

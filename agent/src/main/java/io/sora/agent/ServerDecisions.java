@@ -34,6 +34,15 @@ final class ServerDecisions {
 
     /** Decides the path of {@code socket}, accepted by a server socket whose listeners are {@code server}. */
     void decide(Socket socket, Listeners.Server server) {
+        decide(socket, server, false);
+    }
+
+    /**
+     * As {@link #decide(Socket, Listeners.Server)}; {@code now}: the accepting thread must not wait for
+     * a pairing request (a non-blocking accept, docs/nio.md): a request already here is claimed, any
+     * other connection is TCP at once (a later request is refused, so both ends agree).
+     */
+    void decide(Socket socket, Listeners.Server server, boolean now) {
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
@@ -64,7 +73,8 @@ final class ServerDecisions {
                 if (binding == null) {
                     return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
                 }
-                PairingResult r = binding.awaitPairing(key, rule.options().fallbackWait(), PairedSocket.hooks(socket));
+                PairingResult r = binding.awaitPairing(key,
+                        now ? java.time.Duration.ZERO : rule.options().fallbackWait(), PairedSocket.hooks(socket));
                 if (r instanceof PairingResult.Paired) {
                     // the application's first bytes should not meet a cold data path (see PathWarmup); a
                     // client waited already, before it announced itself

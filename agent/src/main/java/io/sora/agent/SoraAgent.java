@@ -1,6 +1,7 @@
 package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraBridge;
+import io.sora.agent.instrumentation.ChannelPatch;
 import io.sora.agent.instrumentation.LeanSocketPatch;
 import io.sora.agent.instrumentation.SocketInstrumentation;
 import io.sora.agent.instrumentation.SocketPatch;
@@ -53,15 +54,18 @@ public final class SoraAgent {
     private final RuleSet rules;
     private final FastPaths fastPaths;
     private final SocketPatch instrumentation;
+    /** Null when no rule could pair a channel (then the JDK's NIO classes stay untouched). */
+    private final ChannelPatch channelPatch;
     private final BridgeDelegate delegate;
     private final Thread shutdownHook;
 
     private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketPatch instrumentation,
-                      BridgeDelegate delegate) {
+                      ChannelPatch channelPatch, BridgeDelegate delegate) {
         this.tracer = tracer;
         this.rules = rules;
         this.fastPaths = fastPaths;
         this.instrumentation = instrumentation;
+        this.channelPatch = channelPatch;
         this.delegate = delegate;
         this.shutdownHook = new Thread(() -> {
             PathWarmup.abort();
@@ -146,9 +150,21 @@ public final class SoraAgent {
                 }
             }
             timer.mark("socket patch");
+            // The NIO classes (docs/nio.md): only where a rule may pair a connection, and patched as they load
+            ChannelPatch channelPatch = null;
+            if (!rules.isEmpty() && Boolean.parseBoolean(System.getProperty(Channels.ENABLED_PROPERTY, "true"))) {
+                channelPatch = new ChannelPatch(inst);
+                try {
+                    channelPatch.install(bridge, SoraAgent.class.getModule());
+                    delegate.channelPatchInstalled(channelPatch::verify);
+                } catch (Exception | LinkageError e) {
+                    System.err.println("[sora] ERROR the NIO channel classes could not be patched; channels stay on TCP: " + e);
+                }
+            }
+            timer.mark("channel patch");
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
-            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, delegate);
+            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate);
             running = agent;
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
@@ -264,6 +280,7 @@ public final class SoraAgent {
         } catch (Throwable t) {
             System.err.println("[sora] ERROR detach could not restore java.net.Socket/ServerSocket: " + t);
         }
+
         Connections.unregister();
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
@@ -272,6 +289,14 @@ public final class SoraAgent {
         }
         PathWarmup.abort();
         delegate.stop(tracer::close);
+        // after the delegate closed the paired channels: the JDK's code would read their TCP fds
+        if (channelPatch != null) {
+            try {
+                channelPatch.uninstall();
+            } catch (Throwable t) {
+                System.err.println("[sora] ERROR detach could not restore the NIO channel classes: " + t);
+            }
+        }
         for (Transport t : fastPaths.transports().values()) {
             try {
                 t.detach();

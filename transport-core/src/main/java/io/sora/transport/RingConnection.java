@@ -25,6 +25,8 @@ public class RingConnection implements FastConnection {
     private final RingInputStream in;
     private final RingOutputStream out;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Told after every wake-up of the reader or writer (a selector waiting for this connection); may be null. */
+    private volatile Runnable readinessListener;
 
     /**
      * @param id             from {@link #nextId()}
@@ -41,11 +43,15 @@ public class RingConnection implements FastConnection {
             @Override
             public void wakeReader() {
                 in.wake();
+                Runnable r = readinessListener;
+                if (r != null) r.run();
             }
 
             @Override
             public void wakeWriter() {
                 out.wake();
+                Runnable r = readinessListener;
+                if (r != null) r.run();
             }
         });
     }
@@ -104,6 +110,15 @@ public class RingConnection implements FastConnection {
     public void shutdownOutput() throws IOException {
         if (closed.get()) throw new SocketException("Socket is closed");
         out.shutdown();
+    }
+
+    /**
+     * Runs {@code listener} (on the medium's thread; it must be quick and never block) whenever the
+     * medium wakes this connection's reader or writer: the peer published, changed its flags, or died.
+     * A selector arms the rings ({@link RingMedium#armReaderWaker}) and is woken through it. Null removes it.
+     */
+    public void setReadinessListener(Runnable listener) {
+        readinessListener = listener;
     }
 
     /** The medium under this connection (for the transport that made it, diagnostics and tests). */

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.util.Objects;
@@ -31,6 +32,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * array (two when the bytes wrap around the end of the ring).
  */
 public final class RingInputStream extends InputStream {
+    /** {@code waitNanos}: do not wait; return 0 when nothing is there (a non-blocking channel). */
+    public static final long NO_WAIT = -1;
+    /** {@code waitNanos} of the stream's own reads: the socket's SO_TIMEOUT, read when about to block. */
+    private static final long WAIT_SO_TIMEOUT = -2;
     private static final int EOF_FLAGS = RingMedium.OUTPUT_SHUTDOWN | RingMedium.CLOSED | RingMedium.DEAD;
     private static final VarHandle CONSUMED;
     private static final VarHandle DELIVERED;
@@ -100,6 +105,40 @@ public final class RingInputStream extends InputStream {
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        return read(b, null, off, len, WAIT_SO_TIMEOUT);
+    }
+
+    /**
+     * A channel's read (the socket's {@code SO_TIMEOUT} plays no part): into {@code dst}'s remaining
+     * bytes, heap or direct, advancing its position.
+     *
+     * @param waitNanos {@link #NO_WAIT}: return 0 at once when nothing is there (non-blocking channel);
+     *                  0: wait as long as it takes; above 0: at most that long, then
+     *                  {@link SocketTimeoutException} (the adaptor stream's timeout)
+     * @return bytes read, 0 only when {@code dst} is full or (no wait) nothing was there, -1 at EOF
+     */
+    public int read(ByteBuffer dst, long waitNanos) throws IOException {
+        if (waitNanos < NO_WAIT) throw new IllegalArgumentException("waitNanos must be >= -1: " + waitNanos);
+        int len = dst.remaining();
+        if (dst.hasArray()) {
+            int n = read(dst.array(), null, dst.arrayOffset() + dst.position(), len, waitNanos);
+            if (n > 0) dst.position(dst.position() + n);
+            return n;
+        }
+        int n = read(null, dst, dst.position(), len, waitNanos);
+        if (n > 0) dst.position(dst.position() + n);
+        return n;
+    }
+
+    /** As {@link #read(ByteBuffer, long)}, into an array: the adaptor stream of a channel. */
+    public int read(byte[] b, int off, int len, long waitNanos) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        if (waitNanos < NO_WAIT) throw new IllegalArgumentException("waitNanos must be >= -1: " + waitNanos);
+        return read(b, null, off, len, waitNanos);
+    }
+
+    /** Into {@code b} or (when b is null) {@code bb}, at absolute index {@code off}; see the public forms. */
+    private int read(byte[] b, ByteBuffer bb, int off, int len, long waitNanos) throws IOException {
         if (len == 0) return 0;
         lock.lock();
         boolean interrupted = false;
@@ -117,7 +156,7 @@ public final class RingInputStream extends InputStream {
                     if (waiting) {
                         if (slept) wait.slept(wakeLatency); else wait.caught();
                     }
-                    return copyOut(c, b, off, (int) Math.min(len, avail), avail);
+                    return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
                 }
                 if ((medium.peerFlags() & EOF_FLAGS) != 0) {
                     // Flags are published after the final cursor: re-read it before declaring EOF.
@@ -127,6 +166,11 @@ public final class RingInputStream extends InputStream {
                     }
                     continue;
                 }
+                if (waitNanos == NO_WAIT) {
+                    // the caller goes to wait elsewhere (a selector): every credit held back goes first
+                    if (c != published) publishCredits(c);
+                    return 0;
+                }
                 if (!waiting) {
                     waiting = true;
                     wait.begin();
@@ -135,7 +179,9 @@ public final class RingInputStream extends InputStream {
                 }
                 if (!slept && wait.idle()) continue;
                 slept = true;
-                if (deadline == 0) deadline = deadline(hooks.soTimeoutMillis());
+                if (deadline == 0) {
+                    deadline = waitNanos == WAIT_SO_TIMEOUT ? deadline(hooks.soTimeoutMillis()) : deadlineNanos(waitNanos);
+                }
                 interrupted |= sleep(deadline);
                 if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
                     closeByInterrupt = true;
@@ -149,6 +195,12 @@ public final class RingInputStream extends InputStream {
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
+    }
+
+    private static long deadlineNanos(long nanos) {
+        if (nanos <= 0) return Long.MAX_VALUE;
+        long d = System.nanoTime() + nanos;
+        return d == 0 || d == Long.MAX_VALUE ? d - 1 : d;
     }
 
     private static long deadline(int timeoutMillis) {
@@ -186,11 +238,16 @@ public final class RingInputStream extends InputStream {
                 || (medium.peerFlags() & EOF_FLAGS) != 0;
     }
 
-    private int copyOut(long c, byte[] b, int off, int n, long avail) {
+    private int copyOut(long c, byte[] b, ByteBuffer bb, int off, int n, long avail) {
         int pos = mask >= 0 ? (int) (c & mask) : (int) (c % capacity);
         int first = Math.min(n, capacity - pos);
-        medium.readRing(pos, b, off, first);
-        if (first < n) medium.readRing(0, b, off + first, n - first);
+        if (b != null) {
+            medium.readRing(pos, b, off, first);
+            if (first < n) medium.readRing(0, b, off + first, n - first);
+        } else {
+            medium.readRing(pos, bb, off, first);
+            if (first < n) medium.readRing(0, bb, off + first, n - first);
+        }
         long next = c + n;
         CONSUMED.setRelease(this, next);
         DELIVERED.setRelease(this, delivered + n);
@@ -214,6 +271,15 @@ public final class RingInputStream extends InputStream {
         if (inputShutdown) return 0;
         long avail = medium.producedByPeer() - (long) CONSUMED.getAcquire(this);
         return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
+    }
+
+    /**
+     * Whether a read would return at once (bytes, EOF, or a failure): what {@code OP_READ} means.
+     * Any thread; exact for the reader thread, a snapshot for others.
+     */
+    public boolean readable() {
+        return closed || inputShutdown || medium.producedByPeer() != (long) CONSUMED.getAcquire(this)
+                || (medium.peerFlags() & EOF_FLAGS) != 0;
     }
 
     /** Closes the whole socket, as closing a socket's stream does on TCP. */

@@ -1,5 +1,7 @@
 package io.sora.transport;
 
+import java.nio.ByteBuffer;
+
 /**
  * The medium under one fast connection: two rings and the cursors and flags that go with them. The
  * stream engines ({@link RingInputStream}, {@link RingOutputStream}) implement every socket semantic
@@ -73,6 +75,16 @@ public interface RingMedium {
     /** Copies {@code len} bytes from my ring at {@code ringOffset} (no wrap: the engine splits). */
     void readRing(int ringOffset, byte[] dst, int dstOffset, int len);
 
+    /**
+     * {@link #readRing(int, byte[], int, int)} into a buffer (a direct one, for channels) at absolute
+     * index {@code dstIndex}; its position is not changed. The default goes through a temporary array.
+     */
+    default void readRing(int ringOffset, ByteBuffer dst, int dstIndex, int len) {
+        byte[] tmp = new byte[len];
+        readRing(ringOffset, tmp, 0, len);
+        dst.put(dstIndex, tmp, 0, len);
+    }
+
     /** Publishes my consumer cursor (release), returning credits; wakes the peer's writer if it waits. */
     void publishConsumed(long consumed);
 
@@ -86,6 +98,13 @@ public interface RingMedium {
 
     /** Copies {@code len} bytes into the peer's ring at {@code ringOffset} (no wrap: the engine splits). */
     void writeRing(int ringOffset, byte[] src, int srcOffset, int len);
+
+    /** As {@link #readRing(int, ByteBuffer, int, int)}, the other way: from {@code src} at absolute index {@code srcIndex}. */
+    default void writeRing(int ringOffset, ByteBuffer src, int srcIndex, int len) {
+        byte[] tmp = new byte[len];
+        src.get(srcIndex, tmp, 0, len);
+        writeRing(ringOffset, tmp, 0, len);
+    }
 
     /**
      * Publishes my producer cursor (release, after the bytes below it are in place); wakes the peer's
@@ -109,6 +128,22 @@ public interface RingMedium {
 
     /** As {@link #announceReaderWaiting}, for the local writer waiting for credits. */
     void announceWriterWaiting(boolean waiting);
+
+    /**
+     * Arms ({@code true}, followed by a full fence) or disarms the reader's waiting word for a waiter
+     * that is not a thread of this connection (a {@code Selector}): the peer's publish must then reach
+     * the {@link Waker}, never a futex. The caller re-checks after arming, as a sleeping reader does.
+     * Never while a reader of this connection sleeps (a channel registered with a selector is
+     * non-blocking, so its reads never sleep).
+     */
+    default void armReaderWaker(boolean armed) {
+        announceReaderWaiting(armed);
+    }
+
+    /** As {@link #armReaderWaker}, for the writer's credits. */
+    default void armWriterWaker(boolean armed) {
+        announceWriterWaiting(armed);
+    }
 
     /**
      * Blocks the local reader, after {@code announceReaderWaiting(true)} and a re-check, until the

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.net.SocketException;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
@@ -33,10 +34,12 @@ public final class RingOutputStream extends OutputStream {
     /** Peer flags that end a wait for credits (the peer's own half-close does not). */
     private static final int STOP_FLAGS = RingMedium.CLOSED | RingMedium.DEAD | RingMedium.INPUT_SHUTDOWN;
     private static final VarHandle SENT;
+    private static final VarHandle PRODUCED;
 
     static {
         try {
             SENT = MethodHandles.lookup().findVarHandle(RingOutputStream.class, "sent", long.class);
+            PRODUCED = MethodHandles.lookup().findVarHandle(RingOutputStream.class, "produced", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -91,9 +94,31 @@ public final class RingOutputStream extends OutputStream {
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        write(b, null, off, len, true);
+    }
+
+    /**
+     * A channel's write of {@code src}'s remaining bytes, heap or direct, advancing its position.
+     *
+     * @param block true: every byte, waiting for credits (a blocking channel); false: what fits now,
+     *              possibly 0 (a non-blocking channel)
+     * @return bytes written
+     */
+    public int write(ByteBuffer src, boolean block) throws IOException {
+        int len = src.remaining();
+        int n = src.hasArray()
+                ? write(src.array(), null, src.arrayOffset() + src.position(), len, block)
+                : write(null, src, src.position(), len, block);
+        if (n > 0) src.position(src.position() + n);
+        return n;
+    }
+
+    /** From {@code b} or (when b is null) {@code bb} at absolute index {@code off}; returns bytes written. */
+    private int write(byte[] b, ByteBuffer bb, int off, int len, boolean block) throws IOException {
         lock.lock();
         boolean interrupted = false;
         boolean closeByInterrupt = false;
+        int written = 0;
         try {
             ensureWritable();
             boolean waiting = false;
@@ -105,7 +130,7 @@ public final class RingOutputStream extends OutputStream {
                 if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
                     // The peer discards everything it receives: accept the bytes and drop them.
                     SENT.setRelease(this, sent + len);
-                    return;
+                    return written + len;
                 }
                 // Agrona's headCache: the peer's consumer cursor is re-read only when the cached one
                 // says the ring is full, so a stream of small writes does not pull the peer's line
@@ -122,9 +147,12 @@ public final class RingOutputStream extends OutputStream {
                         waiting = false;
                         slept = false;
                     }
-                    copyIn(b, off, n);
+                    copyIn(b, bb, off, n);
                     off += n;
                     len -= n;
+                    written += n;
+                } else if (!block) {
+                    return written;
                 } else {
                     if (!waiting) {
                         waiting = true;
@@ -139,6 +167,7 @@ public final class RingOutputStream extends OutputStream {
                     }
                 }
             }
+            return written;
         } finally {
             wait.end();
             lock.unlock();
@@ -148,15 +177,30 @@ public final class RingOutputStream extends OutputStream {
         }
     }
 
-    private void copyIn(byte[] b, int off, int n) {
+    private void copyIn(byte[] b, ByteBuffer bb, int off, int n) {
         long p = produced;
         int pos = mask >= 0 ? (int) (p & mask) : (int) (p % capacity);
         int first = Math.min(n, capacity - pos);
-        medium.writeRing(pos, b, off, first);
-        if (first < n) medium.writeRing(0, b, off + first, n - first);
-        produced = p + n;
+        if (b != null) {
+            medium.writeRing(pos, b, off, first);
+            if (first < n) medium.writeRing(0, b, off + first, n - first);
+        } else {
+            medium.writeRing(pos, bb, off, first);
+            if (first < n) medium.writeRing(0, bb, off + first, n - first);
+        }
+        PRODUCED.setRelease(this, p + n);
         medium.publishProduced(p + n);
         SENT.setRelease(this, sent + n);
+    }
+
+    /**
+     * Whether a write would return at once having written something or failed: what {@code OP_WRITE}
+     * means (room in the peer's ring, or the peer gone or discarding, or this side shut or closed).
+     * Any thread; a snapshot.
+     */
+    public boolean writable() {
+        return closed || outputShutdown || (medium.peerFlags() & STOP_FLAGS) != 0
+                || (long) PRODUCED.getAcquire(this) - medium.consumedByPeer() < capacity;
     }
 
     private void ensureWritable() throws SocketException {

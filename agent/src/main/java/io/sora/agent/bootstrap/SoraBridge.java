@@ -1,10 +1,19 @@
 package io.sora.agent.bootstrap;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.WritableByteChannel;
+import java.util.function.Consumer;
 
 /**
  * The static facade that advice inlined into {@code java.net.Socket} and {@code java.net.ServerSocket}
@@ -194,6 +203,225 @@ public final class SoraBridge {
             failed(t);
             return "tcp";
         }
+    }
+
+    // ---------------------------------------------------------------- channels (docs/nio.md)
+
+    /** Not a paired channel: the JDK's own code goes on (what the channel calls return otherwise). */
+    public static final int NOT_PAIRED = SoraDelegate.NOT_PAIRED;
+    /** Set once a channel was paired in this JVM: until then the data-path calls return at once. */
+    public static volatile boolean channelsPaired;
+    /** Set once a paired channel's key was registered with a selector: until then selects are untouched. */
+    public static volatile boolean selectorsArmed;
+
+    public static void channelConnecting(SocketChannel c, SocketAddress remote) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.channelConnecting(c, remote);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void channelConnected(SocketChannel c, boolean connected) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.channelConnected(c, connected);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /** {@code connected(c, true)} for a void connect ({@code blockingConnect}). */
+    public static void channelConnected(SocketChannel c) {
+        channelConnected(c, true);
+    }
+
+    public static int channelRead(SocketChannel c, ByteBuffer dst) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        // the delegate turns its own failures on a paired channel into IOExceptions, and returns
+        // NOT_PAIRED for any other channel: the application's exceptions are the only ones that pass
+        return d.channelRead(c, dst);
+    }
+
+    public static long channelRead(SocketChannel c, ByteBuffer[] dsts, int offset, int length) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelRead(c, dsts, offset, length);
+    }
+
+    public static int channelWrite(SocketChannel c, ByteBuffer src) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelWrite(c, src);
+    }
+
+    public static long channelWrite(SocketChannel c, ByteBuffer[] srcs, int offset, int length) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelWrite(c, srcs, offset, length);
+    }
+
+    public static int channelStreamRead(SocketChannel c, byte[] b, int off, int len, long nanos) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelStreamRead(c, b, off, len, nanos);
+    }
+
+    public static int channelStreamWrite(SocketChannel c, byte[] b, int off, int len) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelStreamWrite(c, b, off, len);
+    }
+
+    public static int channelAvailable(SocketChannel c) throws IOException {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        return d.channelAvailable(c);
+    }
+
+    public static void channelShutdownInput(SocketChannel c) {
+        channelShutdown(c, true);
+    }
+
+    public static void channelShutdownOutput(SocketChannel c) {
+        channelShutdown(c, false);
+    }
+
+    private static void channelShutdown(SocketChannel c, boolean input) {
+        SoraDelegate d = delegate;
+        if (d != null && channelsPaired) {
+            try {
+                d.channelShutdown(c, input);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void channelClosing(SocketChannel c) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.channelClosing(c);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static int channelInterestOps(SocketChannel c, int ops) {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired) return NOT_PAIRED;
+        try {
+            return d.channelInterestOps(c, ops);
+        } catch (Throwable t) {
+            failed(t);
+            return NOT_PAIRED;
+        }
+    }
+
+    /**
+     * What {@code FileChannelImpl}'s direct transfer path returns for a target it cannot serve
+     * ({@code sun.nio.ch.IOStatus.UNSUPPORTED_CASE}; {@code ChannelPatch.verify} refuses pairing on a
+     * JDK where it differs): the JDK then writes through the target's own {@code write}.
+     */
+    public static final long TRANSFER_NOT_DIRECT = -6;
+
+    /**
+     * Entry of {@code FileChannelImpl.transferToDirectly} (JDK 17, 21) / {@code transferToDirect} (JDK 25):
+     * the sendfile path would put a paired channel's bytes on its TCP connection, which the peer never
+     * reads; {@link #TRANSFER_NOT_DIRECT} sends the JDK on to its mapped or read/write paths, which call
+     * {@code target.write} (patched). {@link #NOT_PAIRED} (any other target) lets the direct path run.
+     */
+    public static long fileTransferToDirect(FileChannel source, long position, int count, WritableByteChannel target) {
+        SoraDelegate d = delegate;
+        if (d == null || !channelsPaired || !(target instanceof SocketChannel c)) return NOT_PAIRED;
+        try {
+            return d.channelPaired(c) ? TRANSFER_NOT_DIRECT : NOT_PAIRED;
+        } catch (Throwable t) {
+            failed(t);
+            return TRANSFER_NOT_DIRECT; // the JDK's write path is right for any channel; the direct one is not
+        }
+    }
+
+    /** The path carrying a channel's bytes ("shm", "rdma", "tcp"); "tcp" without the agent. */
+    public static String pathOf(SocketChannel c) {
+        SoraDelegate d = delegate;
+        if (d == null) return "tcp";
+        try {
+            return d.channelPathOf(c);
+        } catch (Throwable t) {
+            failed(t);
+            return "tcp";
+        }
+    }
+
+    public static void serverChannelBound(ServerSocketChannel s) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.serverChannelBound(s);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void serverChannelAccepted(ServerSocketChannel s, SocketChannel accepted) {
+        SoraDelegate d = delegate;
+        if (d != null && accepted != null) {
+            try {
+                d.serverChannelAccepted(s, accepted);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void serverChannelClosing(ServerSocketChannel s) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.serverChannelClosing(s);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void selectorRegistering(Selector selector, SelectionKey key) {
+        SoraDelegate d = delegate;
+        if (d != null && channelsPaired) {
+            try {
+                d.selectorRegistering(selector, key);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static long selecting(Selector selector, long timeout) {
+        SoraDelegate d = delegate;
+        if (d == null || !selectorsArmed) return timeout;
+        try {
+            return d.selecting(selector, timeout);
+        } catch (Throwable t) {
+            failed(t);
+            return timeout;
+        }
+    }
+
+    /** The delegate lets the application's action's exceptions through, as the JDK's select does. */
+    public static int selected(Selector selector, Consumer<SelectionKey> action, int n) {
+        SoraDelegate d = delegate;
+        if (d == null || !selectorsArmed) return n;
+        return d.selected(selector, action, n);
     }
 
     /** Reported once on stderr; the application goes on over TCP for the affected call. */

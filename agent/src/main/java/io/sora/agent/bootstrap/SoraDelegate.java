@@ -1,10 +1,17 @@
 package io.sora.agent.bootstrap;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.function.Consumer;
 
 /**
  * What the instrumented {@code java.net} methods call, implemented inside the agent class loader.
@@ -42,4 +49,94 @@ public interface SoraDelegate {
 
     /** The path carrying a socket's bytes: "shm", "rdma" or "tcp". */
     String pathOf(Socket socket);
+
+    // ---- channels (see docs/nio.md); the defaults leave every channel to the JDK ----
+
+    /** Returned by the channel calls below: not a paired channel, the JDK's own code goes on. */
+    int NOT_PAIRED = Integer.MIN_VALUE;
+
+    /** Before a {@code SocketChannel}'s TCP connect to {@code remote}. */
+    default void channelConnecting(SocketChannel channel, SocketAddress remote) {
+    }
+
+    /** A {@code SocketChannel}'s connect returned {@code connected}, or threw ({@code failed}). */
+    default void channelConnected(SocketChannel channel, boolean connected) {
+    }
+
+    /** {@code read(ByteBuffer)}: the count, or {@link #NOT_PAIRED}. */
+    default int channelRead(SocketChannel channel, ByteBuffer dst) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    default long channelRead(SocketChannel channel, ByteBuffer[] dsts, int offset, int length) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    default int channelWrite(SocketChannel channel, ByteBuffer src) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    default long channelWrite(SocketChannel channel, ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    /** The adaptor stream's read ({@code nanos}: its timeout, 0 none). */
+    default int channelStreamRead(SocketChannel channel, byte[] b, int off, int len, long nanos) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    /** The adaptor stream's write: 0 when written, {@link #NOT_PAIRED} otherwise. */
+    default int channelStreamWrite(SocketChannel channel, byte[] b, int off, int len) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    default int channelAvailable(SocketChannel channel) throws IOException {
+        return NOT_PAIRED;
+    }
+
+    /** After a successful {@code shutdownInput} ({@code input}) or {@code shutdownOutput}. */
+    default void channelShutdown(SocketChannel channel, boolean input) {
+    }
+
+    /** Entering {@code implCloseSelectableChannel} (the channel is already marked closed). */
+    default void channelClosing(SocketChannel channel) {
+    }
+
+    /** {@code translateInterestOps}: the poll events for the TCP fd, or {@link #NOT_PAIRED}. */
+    default int channelInterestOps(SocketChannel channel, int ops) {
+        return NOT_PAIRED;
+    }
+
+    /** True when the channel is paired (its bytes go through the rings, never through its TCP fd). */
+    default boolean channelPaired(SocketChannel channel) {
+        return false;
+    }
+
+    default String channelPathOf(SocketChannel channel) {
+        return "tcp";
+    }
+
+    default void serverChannelBound(ServerSocketChannel server) {
+    }
+
+    /** A {@code ServerSocketChannel}'s accept returned {@code accepted} (null: none pending). */
+    default void serverChannelAccepted(ServerSocketChannel server, SocketChannel accepted) {
+    }
+
+    default void serverChannelClosing(ServerSocketChannel server) {
+    }
+
+    /** A key is being registered with {@code selector}. */
+    default void selectorRegistering(Selector selector, SelectionKey key) {
+    }
+
+    /** Before the selector's poll: the timeout to poll with (0 when a paired key is ready). */
+    default long selecting(Selector selector, long timeout) {
+        return timeout;
+    }
+
+    /** After the selector's poll: {@code n} plus the paired keys it reported ready. */
+    default int selected(Selector selector, Consumer<SelectionKey> action, int n) {
+        return n;
+    }
 }

@@ -8,6 +8,16 @@ final class SoraPath {
     private SoraPath() {
     }
 
+    static String of(java.nio.channels.SocketChannel c) {
+        try {
+            Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
+            Method m = bridge.getMethod("pathOf", java.nio.channels.SocketChannel.class);
+            return (String) m.invoke(null, c);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("the sora agent is not attached to this test JVM: " + e, e);
+        }
+    }
+
     static String of(Socket s) {
         try {
             Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);

@@ -153,6 +153,16 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     @Override
+    public void readRing(int ringOffset, ByteBuffer dst, int dstIndex, int len) {
+        dst.put(dstIndex, buf, recvBase + ringOffset, len);
+    }
+
+    @Override
+    public void writeRing(int ringOffset, ByteBuffer src, int srcIndex, int len) {
+        buf.put(sendBase + ringOffset, src, srcIndex, len);
+    }
+
+    @Override
     public void publishConsumed(long consumed) {
         LONGS.setRelease(buf, offMyConsumed, consumed);
         VarHandle.fullFence();
@@ -240,6 +250,19 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         } else {
             INTS.setRelease(buf, myWriterWaiting, 0);
         }
+    }
+
+    /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
+    @Override
+    public void armReaderWaker(boolean armed) {
+        if (armed) INTS.getAndSet(buf, myReaderWaiting, Segment.SLEEP_BELL); // a full fence
+        else INTS.setRelease(buf, myReaderWaiting, 0);
+    }
+
+    @Override
+    public void armWriterWaker(boolean armed) {
+        if (armed) INTS.getAndSet(buf, myWriterWaiting, Segment.SLEEP_BELL);
+        else INTS.setRelease(buf, myWriterWaiting, 0);
     }
 
     @Override

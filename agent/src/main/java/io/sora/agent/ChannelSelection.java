@@ -1,0 +1,157 @@
+package io.sora.agent;
+
+import io.sora.agent.bootstrap.SoraBridge;
+import io.sora.agent.status.WeakIdentityMap;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Field;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * Selector readiness of paired channels (docs/nio.md, "Readiness"): the paired keys each selector
+ * holds; before its poll, ready ones make the poll return at once, else each is armed, fenced and
+ * re-checked; after the poll they are disarmed and their ring readiness reported through the
+ * selector's own {@code processReadyEvents}, with the poll bits the ring stands for.
+ *
+ * <p>Runs on each selector's selecting thread (with the selector's locks held), but for
+ * {@link #registering}, on the registering thread.
+ */
+final class ChannelSelection {
+    private final Channels channels;
+    private final WeakIdentityMap<Selector, Set<SelectionKey>> keysBySelector = new WeakIdentityMap<>();
+    private volatile Jdk jdk;
+
+    /** The JDK's selector internals used (sun.nio.ch is opened to the agent by the channel patch). */
+    private record Jdk(MethodHandle processReadyEvents, int pollIn, int pollOut) {
+        static Jdk load() throws ReflectiveOperationException {
+            Class<?> selectorImpl = Class.forName("sun.nio.ch.SelectorImpl");
+            Class<?> keyImpl = Class.forName("sun.nio.ch.SelectionKeyImpl");
+            MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(selectorImpl, MethodHandles.lookup());
+            MethodHandle m = lookup.findVirtual(selectorImpl, "processReadyEvents",
+                    MethodType.methodType(int.class, int.class, keyImpl, Consumer.class))
+                    .asType(MethodType.methodType(int.class, Selector.class, int.class, SelectionKey.class, Consumer.class));
+            Class<?> net = Class.forName("sun.nio.ch.Net");
+            return new Jdk(m, pollBits(net, "POLLIN"), pollBits(net, "POLLOUT"));
+        }
+
+        private static int pollBits(Class<?> net, String name) throws ReflectiveOperationException {
+            Field f = net.getDeclaredField(name);
+            f.setAccessible(true);
+            return ((Number) f.get(null)).intValue();
+        }
+    }
+
+    ChannelSelection(Channels channels) {
+        this.channels = channels;
+    }
+
+    /** Null when the selector internals are reachable (loaded once), else why not. */
+    String check() {
+        try {
+            jdk();
+            return null;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "selector internals not reachable: " + e;
+        }
+    }
+
+    private Jdk jdk() throws ReflectiveOperationException {
+        Jdk j = jdk;
+        if (j == null) {
+            j = Jdk.load();
+            jdk = j;
+        }
+        return j;
+    }
+
+    void registering(Selector selector, SelectionKey key) {
+        if (channels.paired(key.channel()) == null) return;
+        Set<SelectionKey> keys = keysBySelector.get(selector);
+        if (keys == null) {
+            Set<SelectionKey> fresh = ConcurrentHashMap.newKeySet();
+            keys = keysBySelector.putIfAbsent(selector, fresh);
+            if (keys == null) keys = fresh;
+        }
+        keys.add(key);
+        SoraBridge.selectorsArmed = true;
+    }
+
+    /** Before the poll: 0 if a paired key is ready, else the rings are armed and {@code timeout} stays. */
+    long selecting(Selector selector, long timeout) {
+        Set<SelectionKey> keys = keysBySelector.get(selector);
+        if (keys == null || keys.isEmpty()) return timeout;
+        if (anyReady(keys) || timeout == 0) return 0;
+        for (SelectionKey k : keys) {
+            PairedChannel p = channels.paired(k.channel());
+            int interest = interest(k);
+            if (p != null && interest != 0) p.arm(selector, interest);
+        }
+        // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
+        return anyReady(keys) ? 0 : timeout;
+    }
+
+    /** After the poll: disarms, and reports each ready paired key; returns {@code n} plus those reported. */
+    int selected(Selector selector, Consumer<SelectionKey> action, int n) {
+        Set<SelectionKey> keys = keysBySelector.get(selector);
+        if (keys == null || keys.isEmpty()) return n;
+        Jdk j;
+        try {
+            j = jdk();
+        } catch (ReflectiveOperationException e) {
+            return n; // checked before any channel was paired (Channels): not reached
+        }
+        int reported = n;
+        for (SelectionKey k : keys) {
+            PairedChannel p = channels.paired(k.channel());
+            if (p != null) p.disarm();
+        }
+        for (SelectionKey k : keys) {
+            PairedChannel p = channels.paired(k.channel());
+            if (p == null || !k.isValid()) {
+                keys.remove(k);
+                continue;
+            }
+            int ready = p.ready(interest(k));
+            if (ready == 0) continue;
+            int rOps = ((ready & SelectionKey.OP_READ) != 0 ? j.pollIn() : 0)
+                    | ((ready & SelectionKey.OP_WRITE) != 0 ? j.pollOut() : 0);
+            reported += invoke(j, selector, rOps, k, action);
+        }
+        if (keys.isEmpty()) keysBySelector.remove(selector);
+        return reported;
+    }
+
+    /** The selector's own processReadyEvents; the application's action may throw through it, as on TCP. */
+    private static int invoke(Jdk j, Selector selector, int rOps, SelectionKey k, Consumer<SelectionKey> action) {
+        try {
+            return (int) j.processReadyEvents().invokeExact(selector, rOps, k, action);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private boolean anyReady(Set<SelectionKey> keys) {
+        for (SelectionKey k : keys) {
+            PairedChannel p = channels.paired(k.channel());
+            int interest = interest(k);
+            if (p != null && interest != 0 && p.ready(interest) != 0) return true;
+        }
+        return false;
+    }
+
+    private static int interest(SelectionKey k) {
+        try {
+            return k.isValid() ? k.interestOps() : 0;
+        } catch (CancelledKeyException e) {
+            return 0;
+        }
+    }
+}

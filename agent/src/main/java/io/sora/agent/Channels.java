@@ -1,0 +1,244 @@
+package io.sora.agent;
+
+import io.sora.agent.bootstrap.SoraBridge;
+import io.sora.agent.bootstrap.SoraDelegate;
+import io.sora.agent.status.ConnectionRegistry.Side;
+import io.sora.agent.status.WeakIdentityMap;
+import io.sora.rules.RuleSet;
+import io.sora.transport.RingConnection;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.function.Supplier;
+
+/**
+ * Where a {@code SocketChannel}'s path is decided and a paired one is served (docs/nio.md). A channel
+ * is decided through its adaptor socket ({@code socket()}), so that the socket machinery (decisions,
+ * {@link PathRecorder}, the status registry, the trace, the cleaner of channels dropped unclosed)
+ * serves channels unchanged; the paired ones are then kept here by channel.
+ *
+ * <p>What is paired: channels connected, or accepted, in blocking mode, when the JDK's NIO classes
+ * could be patched ({@code verify}) and the system selector is the epoll one. Everything else stays
+ * TCP, with its reason in the trace when a rule named it.
+ */
+final class Channels {
+    /** {@code -Dsora.nio=false}: no channel is ever paired (sockets are not affected). */
+    static final String ENABLED_PROPERTY = "sora.nio";
+
+    private final RuleSet rules;
+    private final ClientDecisions client;
+    private final ServerDecisions server;
+    private final Listeners listeners;
+    private final PathRecorder recorder;
+    /** Null when channels can be served, else why not (computed at the first decision). */
+    private final Supplier<String> unservable;
+    private final WeakIdentityMap<SocketChannel, PairedChannel> paired = new WeakIdentityMap<>();
+    /** Channels whose non-blocking connect is under way: decided (TCP) when it completes. */
+    private final WeakIdentityMap<SocketChannel, Boolean> connecting = new WeakIdentityMap<>();
+    private volatile String whyNot;
+    private volatile boolean checked;
+
+    Channels(RuleSet rules, ClientDecisions client, ServerDecisions server, Listeners listeners,
+             PathRecorder recorder, Supplier<String> unservable) {
+        this.rules = rules;
+        this.client = client;
+        this.server = server;
+        this.listeners = listeners;
+        this.recorder = recorder;
+        this.unservable = unservable;
+    }
+
+    /** Null when channels may be paired here, else the reason (checked once). */
+    private String whyNot() {
+        if (!checked) {
+            String w;
+            if (!Boolean.parseBoolean(System.getProperty(ENABLED_PROPERTY, "true"))) {
+                w = "channel pairing is off (-D" + ENABLED_PROPERTY + "=false)";
+            } else if (!SelectorProvider.provider().getClass().getName().equals("sun.nio.ch.EPollSelectorProvider")) {
+                w = "selector provider " + SelectorProvider.provider().getClass().getName() + " is not served (docs/nio.md)";
+            } else {
+                w = unservable.get();
+            }
+            whyNot = w;
+            checked = true;
+        }
+        return whyNot;
+    }
+
+    // ---------------------------------------------------------------- client
+
+    /** Before the TCP connect: remembered (with its blocking mode) until it completes; a blocking one announces itself. */
+    void connecting(SocketChannel ch, SocketAddress remote) {
+        if (rules.isEmpty() || !(remote instanceof InetSocketAddress)) return;
+        boolean blocking = ch.isBlocking();
+        connecting.put(ch, blocking);
+        if (blocking && whyNot() == null) client.announce(ch, remote);
+    }
+
+    /**
+     * A connect ({@code done}: it completed) or finishConnect returned. Decided once, when the connect
+     * that {@link #connecting} saw completes: a blocking one is paired, a non-blocking one stays TCP.
+     */
+    void connected(SocketChannel ch, boolean done) {
+        if (rules.isEmpty()) return;
+        if (!done) {
+            Boolean blocking = connecting.get(ch);
+            if (Boolean.TRUE.equals(blocking)) { // a blocking connect that did not complete: the channel closed
+                connecting.remove(ch);
+                client.withdraw(ch);
+            }
+            return;
+        }
+        Boolean blocking = connecting.remove(ch);
+        if (blocking == null) return; // finishConnect of a channel decided already, or connected before the agent
+        Socket adaptor = ch.socket();
+        if (!blocking) {
+            tcpIfMatched(adaptor, Side.CLIENT, "non-blocking connect: not served yet (docs/nio.md)");
+            return;
+        }
+        String why = whyNot();
+        if (why != null) {
+            client.withdraw(ch);
+            tcpIfMatched(adaptor, Side.CLIENT, why);
+            return;
+        }
+        client.decide(ch, adaptor);
+        remember(ch, adaptor);
+    }
+
+    private void tcpIfMatched(Socket adaptor, Side side, String reason) {
+        if (!(adaptor.getRemoteSocketAddress() instanceof InetSocketAddress remote)
+                || !(adaptor.getLocalSocketAddress() instanceof InetSocketAddress local)) {
+            return;
+        }
+        boolean matched = side == Side.CLIENT ? rules.matchConnect(remote).isPresent() : rules.matchAccept(local).isPresent();
+        recorder.tcp(adaptor, side, reason, matched);
+    }
+
+    /** The decision made for the adaptor: a paired one is served by channel from now on. */
+    private void remember(SocketChannel ch, Socket adaptor) {
+        PairedSocket p = recorder.paired(adaptor);
+        if (p == null) return;
+        if (!(p.connection() instanceof RingConnection rc)) {
+            // every medium's connection is a RingConnection; a future one that is not cannot serve channels
+            recorder.closed(adaptor);
+            return;
+        }
+        paired.put(ch, new PairedChannel(rc));
+        SoraBridge.channelsPaired = true;
+    }
+
+    // ---------------------------------------------------------------- server
+
+    void bound(ServerSocketChannel server) {
+        if (rules.isEmpty() || whyNot() != null) return;
+        try {
+            if (server.getLocalAddress() instanceof InetSocketAddress bound) listeners.boundChannel(server, bound);
+        } catch (IOException e) {
+            // not bound after all: nothing to listen for
+        }
+    }
+
+    void accepted(ServerSocketChannel serverChannel, SocketChannel ch) {
+        Listeners.Server l = listeners.of(serverChannel);
+        if (l == null) return; // no accept rule may match, or bound before a hot attach: TCP
+        Socket adaptor = ch.socket();
+        // a non-blocking accept claims a pairing whose request is already here, never waits for one
+        server.decide(adaptor, l, !serverChannel.isBlocking());
+        remember(ch, adaptor);
+    }
+
+    void serverClosing(ServerSocketChannel server) {
+        listeners.closed(server);
+    }
+
+    // ---------------------------------------------------------------- paired channels
+
+    /**
+     * Detach: every paired channel is closed (its peer reads what was written, then EOF), since once
+     * the JDK's classes are restored its reads and writes would go to the TCP connection.
+     */
+    void detach() {
+        paired.drain((ch, p) -> {
+            recorder.closed(ch.socket());
+            try {
+                ch.close();
+            } catch (IOException | RuntimeException e) {
+                // closed is what we want; the fast path closed with the adaptor above
+            }
+        });
+    }
+
+    PairedChannel paired(Object channel) {
+        return channel instanceof SocketChannel ch ? paired.get(ch) : null;
+    }
+
+    void closing(SocketChannel ch) {
+        connecting.remove(ch);
+        client.withdraw(ch);
+        PairedChannel p = paired.remove(ch);
+        if (p != null) recorder.closed(ch.socket());
+    }
+
+    void shutdown(SocketChannel ch, boolean input) {
+        PairedChannel p = paired.get(ch);
+        if (p == null) return;
+        try {
+            if (input) p.connection.shutdownInput(); else p.connection.shutdownOutput();
+        } catch (IOException ignored) {
+            // the TCP shutdown succeeded; the fast path is closing anyway
+        }
+    }
+
+    String pathOf(SocketChannel ch) {
+        PairedChannel p = paired.get(ch);
+        return p == null ? "tcp" : p.path();
+    }
+
+    int read(SocketChannel ch, ByteBuffer dst) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.read(ch, dst);
+    }
+
+    long read(SocketChannel ch, ByteBuffer[] dsts, int offset, int length) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.read(ch, dsts, offset, length);
+    }
+
+    int write(SocketChannel ch, ByteBuffer src) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.write(ch, src);
+    }
+
+    long write(SocketChannel ch, ByteBuffer[] srcs, int offset, int length) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.write(ch, srcs, offset, length);
+    }
+
+    int streamRead(SocketChannel ch, byte[] b, int off, int len, long nanos) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.streamRead(ch, b, off, len, nanos);
+    }
+
+    int streamWrite(SocketChannel ch, byte[] b, int off, int len) throws IOException {
+        PairedChannel p = paired.get(ch);
+        if (p == null) return SoraDelegate.NOT_PAIRED;
+        p.streamWrite(ch, b, off, len);
+        return 0;
+    }
+
+    int available(SocketChannel ch) throws IOException {
+        PairedChannel p = paired.get(ch);
+        return p == null ? SoraDelegate.NOT_PAIRED : p.available(ch);
+    }
+
+    /** A paired channel's TCP fd is polled for nothing (docs/nio.md, "Readiness"). */
+    int interestOps(SocketChannel ch, int ops) {
+        return paired.containsKey(ch) ? 0 : SoraDelegate.NOT_PAIRED;
+    }
+}

@@ -1,0 +1,489 @@
+package io.sora.it.semantics;
+
+import static io.sora.it.semantics.AbstractSocketSemanticsTest.bytes;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The channel twin of {@link AbstractSocketSemanticsTest} (docs/nio.md): {@code SocketChannel} and
+ * {@code ServerSocketChannel}, blocking and non-blocking, with a {@code Selector}, and the adaptor
+ * streams; the same assertions over TCP ({@link TcpChannelSemanticsTest}) and shm
+ * ({@link ShmChannelSemanticsTest}). Every connection is checked to be on the expected path.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class AbstractChannelSemanticsTest {
+    private ServerSocketChannel server;
+    private SocketChannel client;
+    private SocketChannel accepted;
+    private final ExecutorService pool = Executors.newFixedThreadPool(4);
+    @TempDir
+    Path tmp;
+
+    /** "tcp", "shm" or "rdma": the path every connection of this suite must be on. */
+    protected abstract String expectedPath();
+
+    protected InetAddress address() {
+        return InetAddress.getLoopbackAddress();
+    }
+
+    @BeforeEach
+    void connect() throws IOException {
+        server = ServerSocketChannel.open().bind(new InetSocketAddress(address(), 0));
+        client = SocketChannel.open(server.getLocalAddress());
+        accepted = server.accept();
+        assertEquals(expectedPath(), SoraPath.of(client), "client path");
+        assertEquals(expectedPath(), SoraPath.of(accepted), "server path");
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        pool.shutdownNow();
+        client.close();
+        accepted.close();
+        server.close();
+    }
+
+    @Test
+    void heapBuffersCarryEveryByteBothWays() throws IOException {
+        writeFully(client, ByteBuffer.wrap(bytes(1000, 1)));
+        assertArrayEquals(bytes(1000, 1), readFully(accepted, ByteBuffer.allocate(1000)));
+        writeFully(accepted, ByteBuffer.wrap(bytes(77, 2)));
+        assertArrayEquals(bytes(77, 2), readFully(client, ByteBuffer.allocate(77)));
+    }
+
+    @Test
+    void directBuffersCarryEveryByteOfALargeTransfer() throws Exception {
+        byte[] data = new byte[6 << 20];
+        new Random(3).nextBytes(data);
+        Future<byte[]> got = pool.submit(() -> readFully(accepted, ByteBuffer.allocateDirect(data.length)));
+        ByteBuffer src = ByteBuffer.allocateDirect(data.length);
+        src.put(data).flip();
+        writeFully(client, src);
+        assertArrayEquals(data, got.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void aBufferWithAnOffsetIsReadAndWrittenAtItsPosition() throws IOException {
+        byte[] backing = new byte[100];
+        ByteBuffer slice = ByteBuffer.wrap(backing, 10, 50).slice(); // arrayOffset 10
+        slice.position(5);
+        slice.put(bytes(20, 4)).flip().position(5);
+        writeFully(client, slice);
+        ByteBuffer dst = ByteBuffer.allocate(40).position(7).limit(27);
+        while (dst.hasRemaining()) assertTrue(accepted.read(dst) > 0);
+        assertArrayEquals(bytes(20, 4), Arrays.copyOfRange(dst.array(), 7, 27));
+    }
+
+    @Test
+    void gatheringWriteAndScatteringReadKeepTheOrder() throws IOException {
+        ByteBuffer[] out = {ByteBuffer.wrap(bytes(10, 5)), ByteBuffer.allocateDirect(0), ByteBuffer.wrap(bytes(300, 6)),
+                ByteBuffer.allocateDirect(50).put(bytes(50, 7)).flip()};
+        long total = 0;
+        while (total < 360) total += client.write(out);
+        assertEquals(360, total);
+        ByteBuffer[] in = {ByteBuffer.allocate(100), ByteBuffer.allocateDirect(200), ByteBuffer.allocate(60)};
+        long got = 0;
+        for (int i = 0; i < 1000 && got < 360; i++) {
+            long n = accepted.read(in);
+            assertTrue(n > 0, "scattering read returned " + n);
+            got += n;
+        }
+        assertEquals(360, got);
+        byte[] all = new byte[360];
+        int off = 0;
+        for (ByteBuffer b : in) {
+            b.flip();
+            b.get(all, off, b.remaining());
+            off += b.limit();
+        }
+        byte[] expected = new byte[360];
+        System.arraycopy(bytes(10, 5), 0, expected, 0, 10);
+        System.arraycopy(bytes(300, 6), 0, expected, 10, 300);
+        System.arraycopy(bytes(50, 7), 0, expected, 310, 50);
+        assertArrayEquals(expected, all);
+    }
+
+    @Test
+    void adaptorStreamsAvailableAndTheirTimeout() throws Exception {
+        client.socket().getOutputStream().write(bytes(300, 8));
+        InputStream in = accepted.socket().getInputStream();
+        int available = 0;
+        for (int i = 0; i < 500 && available < 300; i++) {
+            available = in.available();
+            if (available < 300) Thread.sleep(10);
+        }
+        assertEquals(300, available);
+        byte[] buf = new byte[300];
+        AbstractSocketSemanticsTest.readFully(in, buf);
+        assertArrayEquals(bytes(300, 8), buf);
+        accepted.socket().setSoTimeout(200);
+        assertThrows(SocketTimeoutException.class, () -> in.read(new byte[10]));
+        client.socket().getOutputStream().write(bytes(5, 9));
+        byte[] five = new byte[5];
+        AbstractSocketSemanticsTest.readFully(in, five);
+        assertArrayEquals(bytes(5, 9), five);
+    }
+
+    @Test
+    void shutdownOutputGivesEofWhileTheOtherDirectionWorks() throws IOException {
+        writeFully(client, ByteBuffer.wrap(bytes(100, 10)));
+        client.shutdownOutput();
+        assertArrayEquals(bytes(100, 10), readFully(accepted, ByteBuffer.allocate(100)));
+        assertEquals(-1, accepted.read(ByteBuffer.allocate(10)));
+        assertEquals(-1, accepted.read(ByteBuffer.allocate(10)));
+        writeFully(accepted, ByteBuffer.wrap(bytes(50, 11)));
+        assertArrayEquals(bytes(50, 11), readFully(client, ByteBuffer.allocate(50)));
+        assertThrows(ClosedChannelException.class, () -> client.write(ByteBuffer.wrap(new byte[1])));
+    }
+
+    @Test
+    void shutdownInputMakesReadsReturnEof() throws IOException {
+        accepted.shutdownInput();
+        assertEquals(-1, accepted.read(ByteBuffer.allocate(10)));
+        writeFully(accepted, ByteBuffer.wrap(bytes(20, 12)));
+        assertArrayEquals(bytes(20, 12), readFully(client, ByteBuffer.allocate(20)));
+    }
+
+    @Test
+    void closeGivesEofAtThePeerAfterTheData() throws IOException {
+        writeFully(client, ByteBuffer.wrap(bytes(64, 13)));
+        client.close();
+        assertArrayEquals(bytes(64, 13), readFully(accepted, ByteBuffer.allocate(64)));
+        assertEquals(-1, accepted.read(ByteBuffer.allocate(1)));
+        assertThrows(ClosedChannelException.class, () -> client.read(ByteBuffer.allocate(1)));
+        assertThrows(ClosedChannelException.class, () -> client.write(ByteBuffer.allocate(1)));
+    }
+
+    @Test
+    void aBlockedReadEndsWithAsynchronousCloseWhenTheChannelIsClosed() throws Exception {
+        AtomicReference<Thread> reader = new AtomicReference<>();
+        Future<Integer> read = pool.submit(() -> {
+            reader.set(Thread.currentThread());
+            return accepted.read(ByteBuffer.allocate(10));
+        });
+        awaitBlockedIn(reader, "read");
+        accepted.close();
+        Exception e = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof AsynchronousCloseException, "cause " + e.getCause());
+    }
+
+    @Test
+    void anInterruptEndsABlockedReadAndClosesTheChannel() throws Exception {
+        AtomicReference<Thread> reader = new AtomicReference<>();
+        Future<Integer> read = pool.submit(() -> {
+            reader.set(Thread.currentThread());
+            return accepted.read(ByteBuffer.allocate(10));
+        });
+        awaitBlockedIn(reader, "read");
+        reader.get().interrupt();
+        Exception e = assertThrows(Exception.class, () -> read.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof java.nio.channels.ClosedByInterruptException, "cause " + e.getCause());
+        assertFalse(accepted.isOpen());
+        assertEquals(-1, client.read(ByteBuffer.allocate(1)), "the peer sees the end");
+    }
+
+    @Test
+    void nonBlockingReadReturnsZeroWhenNothingIsThereAndMinusOneAtEof() throws Exception {
+        accepted.configureBlocking(false);
+        ByteBuffer buf = ByteBuffer.allocate(100);
+        assertEquals(0, accepted.read(buf));
+        writeFully(client, ByteBuffer.wrap(bytes(30, 14)));
+        int got = 0;
+        for (int i = 0; i < 10_000 && got < 30; i++) {
+            int n = accepted.read(buf);
+            assertTrue(n >= 0);
+            got += n;
+            if (n == 0) Thread.sleep(1);
+        }
+        assertEquals(30, got);
+        assertArrayEquals(bytes(30, 14), Arrays.copyOf(buf.array(), 30));
+        client.close();
+        int last = 0;
+        for (int i = 0; i < 10_000 && last == 0; i++) {
+            last = accepted.read(buf);
+            if (last == 0) Thread.sleep(1);
+        }
+        assertEquals(-1, last);
+    }
+
+    @Test
+    void nonBlockingWriteStopsWhenFullAndLosesNothing() throws Exception {
+        client.configureBlocking(false);
+        byte[] data = new byte[32 << 20];
+        new Random(15).nextBytes(data);
+        ByteBuffer src = ByteBuffer.wrap(data);
+        int zeros = 0;
+        while (src.hasRemaining() && zeros == 0) {
+            if (client.write(src) == 0) zeros++;
+        }
+        assertTrue(src.hasRemaining(), "a non-blocking write never met a full buffer with 32 MiB unread");
+        int sent = src.position();
+        client.configureBlocking(true);
+        Future<?> rest = pool.submit(() -> {
+            writeFully(client, src);
+            return null;
+        });
+        assertArrayEquals(data, readFully(accepted, ByteBuffer.allocate(data.length)));
+        rest.get(30, TimeUnit.SECONDS);
+        assertTrue(sent > 0);
+    }
+
+    @Test
+    void selectorReportsReadReadinessLevelTriggered() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
+            assertEquals(0, selector.selectNow(), "ready with nothing to read");
+            writeFully(client, ByteBuffer.wrap(bytes(40, 16)));
+            assertEquals(1, selector.select(10_000));
+            assertTrue(selector.selectedKeys().contains(key) && key.isReadable());
+            selector.selectedKeys().clear();
+            // level-triggered: still ready while the bytes are there
+            assertEquals(1, selector.select(10_000));
+            selector.selectedKeys().clear();
+            ByteBuffer buf = ByteBuffer.allocate(40);
+            while (buf.hasRemaining()) assertTrue(accepted.read(buf) > 0);
+            assertArrayEquals(bytes(40, 16), buf.array());
+            assertEquals(0, selector.selectNow(), "ready after every byte was read");
+        }
+    }
+
+    @Test
+    void aSelectBlockedWithoutTimeoutWakesWhenThePeerWrites() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            accepted.register(selector, SelectionKey.OP_READ);
+            AtomicReference<Thread> selecting = new AtomicReference<>();
+            Future<Integer> selected = pool.submit(() -> {
+                selecting.set(Thread.currentThread());
+                return selector.select();
+            });
+            awaitBlockedIn(selecting, "select");
+            writeFully(client, ByteBuffer.wrap(bytes(3, 17)));
+            assertEquals(1, selected.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void selectorSeesThePeersCloseAsReadableEof() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            accepted.register(selector, SelectionKey.OP_READ);
+            Future<Integer> selected = pool.submit(() -> selector.select());
+            client.close();
+            assertEquals(1, selected.get(10, TimeUnit.SECONDS));
+            assertEquals(-1, accepted.read(ByteBuffer.allocate(1)));
+        }
+    }
+
+    @Test
+    void selectorReportsWriteReadinessAndItsEndWhenFull() throws Exception {
+        try (Selector selector = Selector.open()) {
+            client.configureBlocking(false);
+            SelectionKey key = client.register(selector, SelectionKey.OP_WRITE);
+            assertEquals(1, selector.select(10_000));
+            assertTrue(key.isWritable());
+            selector.selectedKeys().clear();
+            ByteBuffer chunk = ByteBuffer.allocate(1 << 20);
+            long written = 0;
+            for (int i = 0; i < 1000 && client.write(chunk.clear()) > 0; i++) written += 1 << 20;
+            assertEquals(0, selector.selectNow(), "writable with the buffers full");
+            Future<Integer> selected = pool.submit(() -> selector.select());
+            // drain without blocking until the selector saw room (a blocking read could wait for bytes
+            // that will never come, once everything written was read)
+            accepted.configureBlocking(false);
+            ByteBuffer drain = ByteBuffer.allocate(1 << 20);
+            long read = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!selected.isDone() && System.nanoTime() < deadline) {
+                drain.clear();
+                read += accepted.read(drain);
+            }
+            assertEquals(1, selected.get(10, TimeUnit.SECONDS));
+            assertTrue(key.isWritable());
+            assertTrue(read > 0 && written > 0);
+        }
+    }
+
+    @Test
+    void aSelectorServerEchoesEveryByteToABlockingClient() throws Exception {
+        Future<?> echo = pool.submit(() -> {
+            echoWithSelector(accepted);
+            return null;
+        });
+        byte[] data = new byte[8 << 20];
+        new Random(18).nextBytes(data);
+        Future<byte[]> back = pool.submit(() -> readFully(client, ByteBuffer.allocate(data.length)));
+        ByteBuffer src = ByteBuffer.wrap(data);
+        for (int off = 0; off < data.length; off += 4096) {
+            writeFully(client, src.duplicate().position(off).limit(Math.min(data.length, off + 4096)));
+        }
+        assertArrayEquals(data, back.get(30, TimeUnit.SECONDS));
+        client.shutdownOutput();
+        echo.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void fileTransferToAndTransferFromCarryEveryByteWithTheirCountsAndPositions() throws Exception {
+        byte[] data = new byte[(3 << 20) + 12_345]; // no multiple of a buffer, map or ring size
+        new Random(19).nextBytes(data);
+        Path src = Files.write(tmp.resolve("src"), data);
+        try (FileChannel in = FileChannel.open(src, StandardOpenOption.READ);
+             FileChannel out = FileChannel.open(tmp.resolve("dst"), StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                     StandardOpenOption.WRITE)) {
+            in.position(77);
+            out.position(5);
+            Future<Long> received = pool.submit(() -> transferFromFully(out, accepted, 0, data.length));
+            assertEquals(0, in.transferTo(data.length + 1L, 10, client), "a position beyond the end");
+            assertEquals(100, in.transferTo(0, 100, client), "the count limits");
+            long pos = 100;
+            for (int i = 0; i < 100_000 && pos < data.length; i++) {
+                long n = in.transferTo(pos, Long.MAX_VALUE - pos, client); // limited to what the file has
+                assertTrue(n > 0, "a blocking transferTo returned " + n + " at " + pos);
+                pos += n;
+            }
+            assertEquals(data.length, pos);
+            assertEquals(data.length, received.get(30, TimeUnit.SECONDS));
+            assertEquals(77, in.position(), "transferTo leaves the file's position");
+            assertEquals(5, out.position(), "transferFrom leaves the file's position");
+            assertArrayEquals(data, Files.readAllBytes(tmp.resolve("dst")));
+
+            // a count smaller than what the channel has: the rest stays in the channel
+            writeFully(client, ByteBuffer.wrap(bytes(50, 20)));
+            assertEquals(20, transferFromFully(out, accepted, data.length, 20));
+            assertArrayEquals(Arrays.copyOfRange(bytes(50, 20), 20, 50), readFully(accepted, ByteBuffer.allocate(30)));
+            ByteBuffer head = ByteBuffer.allocate(20);
+            out.read(head, data.length);
+            assertArrayEquals(Arrays.copyOf(bytes(50, 20), 20), head.array());
+            // at EOF transferFrom returns 0; a count of 0 transfers nothing
+            assertEquals(0, in.transferTo(0, 0, client));
+            client.shutdownOutput();
+            assertEquals(0, out.transferFrom(accepted, 0, 10));
+            assertEquals(data.length + 20, out.size());
+        }
+    }
+
+    @Test
+    void fileTransferToANonBlockingChannelStopsWhenFullAndLosesNothing() throws Exception {
+        byte[] data = new byte[(32 << 20) + 3];
+        new Random(21).nextBytes(data);
+        Path src = Files.write(tmp.resolve("src"), data);
+        try (FileChannel in = FileChannel.open(src, StandardOpenOption.READ);
+             FileChannel out = FileChannel.open(tmp.resolve("dst"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            client.configureBlocking(false);
+            long pos = 0;
+            long last = -1;
+            for (int i = 0; i < 1_000_000 && pos < data.length && last != 0; i++) {
+                last = in.transferTo(pos, data.length - pos, client);
+                assertTrue(last >= 0, "transferTo returned " + last);
+                pos += last;
+            }
+            assertEquals(0, last, "a non-blocking transferTo never met a full channel with 32 MiB unread");
+            assertTrue(pos > 0 && pos < data.length, "sent " + pos);
+            client.configureBlocking(true);
+            long sent = pos;
+            Future<?> rest = pool.submit(() -> {
+                long p = sent;
+                for (int i = 0; i < 100_000 && p < data.length; i++) p += in.transferTo(p, data.length - p, client);
+                return null;
+            });
+            assertEquals(data.length, transferFromFully(out, accepted, 0, data.length));
+            rest.get(30, TimeUnit.SECONDS);
+            accepted.configureBlocking(false);
+            assertEquals(0, out.transferFrom(accepted, 0, 10), "a non-blocking source with nothing there");
+        }
+        assertArrayEquals(data, Files.readAllBytes(tmp.resolve("dst")));
+    }
+
+    /** transferFrom (blocking channel) until {@code count} bytes are in the file at {@code position}. */
+    private static long transferFromFully(FileChannel out, SocketChannel ch, long position, long count) throws IOException {
+        long got = 0;
+        for (int i = 0; i < 1_000_000 && got < count; i++) {
+            long n = out.transferFrom(ch, position + got, count - got);
+            if (n <= 0) throw new IOException("transferFrom returned " + n + " after " + got + " of " + count);
+            got += n;
+        }
+        return got;
+    }
+
+    /** A one-connection selector echo server: reads what is there, writes it back when writable, until EOF. */
+    private static void echoWithSelector(SocketChannel ch) throws IOException {
+        ch.configureBlocking(false);
+        try (Selector selector = Selector.open()) {
+            SelectionKey key = ch.register(selector, SelectionKey.OP_READ);
+            ByteBuffer buf = ByteBuffer.allocateDirect(64 << 10);
+            boolean eof = false;
+            while (!eof || buf.position() > 0) {
+                selector.select(10_000);
+                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                while (it.hasNext()) {
+                    it.next();
+                    it.remove();
+                }
+                if (!eof && buf.hasRemaining() && ch.read(buf) < 0) eof = true;
+                buf.flip();
+                ch.write(buf);
+                buf.compact();
+                int ops = (buf.position() > 0 ? SelectionKey.OP_WRITE : 0) | (!eof && buf.hasRemaining() ? SelectionKey.OP_READ : 0);
+                key.interestOps(ops);
+            }
+            assertFalse(buf.position() > 0);
+        }
+    }
+
+    static void writeFully(SocketChannel ch, ByteBuffer src) throws IOException {
+        for (int i = 0; src.hasRemaining(); i++) {
+            if (ch.write(src) == 0 && i > 10_000_000) throw new IOException("write made no progress");
+        }
+    }
+
+    /** Fills {@code dst} (blocking channel), returns its bytes. */
+    static byte[] readFully(SocketChannel ch, ByteBuffer dst) throws IOException {
+        while (dst.hasRemaining()) {
+            if (ch.read(dst) < 0) throw new IOException("EOF after " + dst.position() + " of " + dst.limit());
+        }
+        dst.flip();
+        byte[] b = new byte[dst.remaining()];
+        dst.get(b);
+        return b;
+    }
+
+    private static void awaitBlockedIn(AtomicReference<Thread> t, String method) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (t.get() == null && System.nanoTime() < deadline) Thread.onSpinWait();
+        io.sora.it.Blocked.awaitBlockedIn(t.get(), method);
+    }
+}
