@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Lets the agent start on a thread of its own ({@code sora-start}) while the application's {@code main}
  * runs, without a connection ever escaping the patch: until the start is done, a thread that loads
- * {@code java.net.Socket} or {@code java.net.ServerSocket} waits here, inside the class load, for it.
+ * {@code java.net.Socket}, {@code java.net.ServerSocket} or the JDK's socket channel classes waits here,
+ * inside the class load, for it ({@link #isGated}).
  *
  * <p>Why that is enough: the socket patch is a retransformation-capable transformer, and the JVM hands
  * a loading class to every retransformation-incapable transformer (this gate) before any capable one
@@ -18,8 +19,8 @@ import java.util.concurrent.TimeUnit;
  * capable environment exists before any such load begins. A class already loaded when the agent starts
  * (another agent used sockets first) cannot be held: then the start runs before {@code main}, as always.
  *
- * <p>The starting thread itself never waits (it would wait for itself); it does not load the two
- * classes either. The wait is bounded ({@value #WAIT_MILLIS} ms, then a warning): a start that hangs
+ * <p>The starting thread itself never waits (it would wait for itself); it does not load the gated
+ * classes either (checked with {@code -Xlog:class+load}). The wait is bounded ({@value #WAIT_MILLIS} ms, then a warning): a start that hangs
  * costs the application that much once, never its sockets' bytes: they stay on TCP.
  */
 final class StartGate implements ClassFileTransformer {
@@ -60,8 +61,19 @@ final class StartGate implements ClassFileTransformer {
         return true;
     }
 
+    /**
+     * The classes whose first use may decide a connection's path: streams' sockets and NIO's channels
+     * (connect, bind, accept). The selector and file-channel classes are not held: the agent's own
+     * start loads {@code FileChannelImpl} (so holding it could deadlock the start against a loading
+     * application thread), and both only matter for connections paired after the start; they are
+     * retransformed when the channel patch installs.
+     */
     static boolean isGated(String internalName) {
-        return "java/net/Socket".equals(internalName) || "java/net/ServerSocket".equals(internalName);
+        return switch (internalName) {
+            case "java/net/Socket", "java/net/ServerSocket", "sun/nio/ch/SocketChannelImpl",
+                    "sun/nio/ch/ServerSocketChannelImpl" -> true;
+            default -> false;
+        };
     }
 
     private void open() {

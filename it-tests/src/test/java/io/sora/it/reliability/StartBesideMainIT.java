@@ -34,12 +34,21 @@ class StartBesideMainIT {
         assertStartedOn(jdk, "main", List.of("-Dsora.startup.background=false"));
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void theFirstChannelsOfMainPairWhileTheAgentStartsBesideIt(Path jdk) throws Exception {
+        assertStartedOn(jdk, "sora-start", List.of(), "ChannelFirst");
+    }
+
     private void assertStartedOn(Path jdk, String thread, List<String> extra) throws Exception {
+        assertStartedOn(jdk, thread, extra, "SameJvmChecks", "maps", tmp.toString());
+    }
+
+    private void assertStartedOn(Path jdk, String thread, List<String> extra, String app, String... args) throws Exception {
         List<String> jvmArgs = new ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, null));
         jvmArgs.add(0, "-Dsora.startup.timing=true");
         jvmArgs.addAll(0, extra);
-        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + "SameJvmChecks", "maps",
-                tmp.toString())) {
+        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + app, args)) {
             assertEquals(0, j.await(60_000), j.describe());
             assertEquals("shm shm", Reliability.require(j, "PATH"), j.describe());
             List<String> timing = j.stderr().stream().filter(l -> l.contains("agent total")).toList();
