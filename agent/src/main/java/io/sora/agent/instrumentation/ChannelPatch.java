@@ -121,13 +121,31 @@ public final class ChannelPatch implements ClassFileTransformer {
                 Map.of("sun.nio.ch", Set.of(agentModule), "java.nio.channels.spi", Set.of(agentModule)), Set.of(), Map.of());
         installed = true;
         inst.addTransformer(this, true);
+        // FileChannelImpl is always loaded by now (the agent's own start reads files through it), and
+        // retransforming it is most of this method's cost (tens of ms); it only matters once a channel
+        // is paired, so verify() does it, before the first channel may pair
         List<Class<?>> loaded = new ArrayList<>(4);
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (c.getClassLoader() == null && PLAN.containsKey(c.getName().replace('.', '/'))) {
+            String name = c.getName().replace('.', '/');
+            if (c.getClassLoader() == null && PLAN.containsKey(name) && !FILE_CHANNEL.equals(name)) {
                 loaded.add(c);
             }
         }
         if (!loaded.isEmpty()) inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+    }
+
+    /** Retransforms FileChannelImpl if it was loaded before the transformer was there; null or why it failed. */
+    private String patchLoadedFileChannel() {
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (c.getClassLoader() == null && c.getName().equals("sun.nio.ch.FileChannelImpl")) {
+                try {
+                    inst.retransformClasses(c);
+                } catch (Exception | LinkageError e) {
+                    return "sun.nio.ch.FileChannelImpl: " + e;
+                }
+            }
+        }
+        return null;
     }
 
     public void uninstall() {
@@ -154,9 +172,11 @@ public final class ChannelPatch implements ClassFileTransformer {
     /**
      * Null when every class of the plan can be patched on this JDK (checked once, on the class files,
      * without loading them), else why not: then no channel may be paired, since a paired channel whose
-     * selector is not patched would never be reported ready.
+     * selector is not patched would never be reported ready. The first call also patches the loaded
+     * FileChannelImpl (see {@link #install}): asked before any channel pairs, so a paired channel's
+     * {@code transferTo} never meets the unpatched class.
      */
-    public String verify() {
+    public synchronized String verify() {
         String v = verified;
         if (v == null) {
             List<String> problems = new ArrayList<>();
@@ -173,6 +193,10 @@ public final class ChannelPatch implements ClassFileTransformer {
             }
             String notDirect = checkNotDirect();
             if (notDirect != null) problems.add(notDirect);
+            if (problems.isEmpty()) {
+                String fileChannel = patchLoadedFileChannel();
+                if (fileChannel != null) problems.add(fileChannel);
+            }
             v = problems.isEmpty() ? "" : String.join("; ", problems);
             verified = v;
         }
