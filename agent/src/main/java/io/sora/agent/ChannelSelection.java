@@ -28,7 +28,30 @@ final class ChannelSelection {
     private volatile Jdk jdk;
 
     /** The JDK's selector internals used (sun.nio.ch is opened to the agent by the channel patch). */
-    private record Jdk(MethodHandle processReadyEvents, int pollIn, int pollOut) {
+    /** A final class, not a record: a record's generated methods would pin the agent's loader (NoGeneratedRecordMethodsTest). */
+    private static final class Jdk {
+        private final MethodHandle processReadyEvents;
+        private final int pollIn;
+        private final int pollOut;
+
+        Jdk(MethodHandle processReadyEvents, int pollIn, int pollOut) {
+            this.processReadyEvents = processReadyEvents;
+            this.pollIn = pollIn;
+            this.pollOut = pollOut;
+        }
+
+        MethodHandle processReadyEvents() {
+            return processReadyEvents;
+        }
+
+        int pollIn() {
+            return pollIn;
+        }
+
+        int pollOut() {
+            return pollOut;
+        }
+
         static Jdk load() throws ReflectiveOperationException {
             Class<?> selectorImpl = Class.forName("sun.nio.ch.SelectorImpl");
             Class<?> keyImpl = Class.forName("sun.nio.ch.SelectionKeyImpl");

@@ -53,7 +53,36 @@ public final class ChannelPatch implements ClassFileTransformer {
      * One insertion: into {@code method} (name + descriptor; alternatives, of which a class has one,
      * separated by {@code |}), the facade's {@code call}.
      */
-    private record Insertion(String method, Shape shape, String call, String callDesc) {
+    /** A final class, not a record: a record's generated methods would pin the agent's loader (NoGeneratedRecordMethodsTest). */
+    private static final class Insertion {
+        private final String method;
+        private final Shape shape;
+        private final String call;
+        private final String callDesc;
+
+        Insertion(String method, Shape shape, String call, String callDesc) {
+            this.method = method;
+            this.shape = shape;
+            this.call = call;
+            this.callDesc = callDesc;
+        }
+
+        String method() {
+            return method;
+        }
+
+        Shape shape() {
+            return shape;
+        }
+
+        String call() {
+            return call;
+        }
+
+        String callDesc() {
+            return callDesc;
+        }
+
         boolean matches(String nameAndDesc) {
             for (String m : method.split("\\|")) {
                 if (m.equals(nameAndDesc)) return true;
