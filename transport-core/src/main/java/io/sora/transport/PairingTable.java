@@ -123,11 +123,13 @@ public final class PairingTable<L> {
         Long announcedAt = announcedOn == null ? null : announced.get(announcedOn);
         if (prev instanceof TcpMark mark && mark.reason() == null && announcedAt != null
                 && mark.awaitStartNanos() - announcedAt < 0 && entries.replace(key, prev, pairing)) {
-            // The accept that made this mark began before this client announced itself, and the
-            // announcement precedes its TCP connect: that accept was an earlier connection's with the
-            // same four-tuple (loopback reuses ports in TIME_WAIT at once), not this one's. Its start,
-            // not when it marked: it may have marked after waiting for other clients' announcements,
-            // by which time this client had announced (seen as 'server already accepted on TCP').
+            // The accept that made this mark had every announcement made before its connection (it
+            // caught up) before this client announced itself, and the announcement precedes its TCP
+            // connect: that accept was an earlier connection's with the same four-tuple (loopback
+            // reuses ports in TIME_WAIT at once), not this one's. Dated when it caught up, not when it
+            // marked: it may have marked after waiting for other clients' announcements, by which time
+            // this client had announced (seen as 'server already accepted on TCP'). Not its start
+            // either: its own connection's announcement may have been read after it (the catch-up).
             prev = null;
         }
         if (prev instanceof TcpMark mark) {
@@ -201,7 +203,15 @@ public final class PairingTable<L> {
         // Announcements written before this connection's TCP connect may be unread still: have them
         // read now. Not under 'arrivals': the medium's thread holds its own lock while it hands a
         // request in, which takes 'arrivals'.
-        if (clientsAnnounce && entries.get(key) == null) medium.catchUp();
+        // The mark this accept may leave is dated after the catch-up, not at the accept's start: the
+        // announcement of this very connection may have been read by the catch-up, after the start,
+        // and a request whose announcement precedes the mark's date is this connection's, refused
+        // (only a later announcement means a new connection reusing the four-tuple; see decide)
+        long markBase = start;
+        if (clientsAnnounce && entries.get(key) == null) {
+            medium.catchUp();
+            markBase = System.nanoTime();
+        }
         Set<Object> pending = null;
         synchronized (arrivals) {
             for (;;) {
@@ -225,12 +235,13 @@ public final class PairingTable<L> {
                 }
             }
         }
+        long base = markBase;
         return entries.compute(key, (k, v) -> {
             if (v instanceof Pairing) return v;
             // A refused request, or a pairing the client gave up on, keeps its reason for the accept side.
             if (v instanceof TcpMark m && m.reason() != null) return v;
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
-            return new TcpMark(System.nanoTime(), start, null);
+            return new TcpMark(System.nanoTime(), base, null);
         });
     }
 

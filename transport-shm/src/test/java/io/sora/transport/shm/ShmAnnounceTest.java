@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sora.transport.Announcement;
 import io.sora.transport.PairingResult;
@@ -145,6 +146,47 @@ class ShmAnnounceTest {
                     b.catchUp();
                     PairingResult r = server.get(10, TimeUnit.SECONDS);
                     assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, r).reason());
+                }
+            } finally {
+                b.close();
+            }
+        }
+    }
+
+    /**
+     * An accept that gives up at once (a non-blocking accept waits for nothing) after its catch-up read
+     * the client's ANNOUNCE decides TCP: the client's HELLO that follows is that same connection's and
+     * must be refused, not taken for a new connection reusing the four-tuple (which would pair the
+     * client while the server reads TCP). The listener has no thread: only catch-ups read.
+     */
+    @Test
+    void aHelloAfterAnAcceptThatGaveUpIsRefusedEvenIfItsAnnouncementWasReadLate() throws Exception {
+        ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
+        ShmDirectory dir = new ShmDirectory(tmp);
+        dir.ensure();
+        io.sora.transport.PairingOptions options = new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT);
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
+            ShmServerBinding b = new ShmServerBinding(dir, bound, key -> new io.sora.transport.AcceptPolicy.Allow(options),
+                    io.sora.trace.Tracer.OFF, new ShmSettings(tmp, 200), false);
+            try (Socket c = new Socket()) {
+                Announcement a = transport.announce(bound, options);
+                assertNotNull(a, "a listener is there: the announcement is made");
+                c.connect(bound);
+                try (Socket s = ss.accept()) {
+                    PairingResult server = b.awaitPairing(ShmFixture.serverKey(s), java.time.Duration.ZERO, new TestHooks());
+                    assertInstanceOf(PairingResult.Fallback.class, server);
+                    CompletableFuture<PairingResult> client = CompletableFuture.supplyAsync(
+                            () -> transport.connect(ShmFixture.clientKey(c), options, new TestHooks(), a));
+                    for (int i = 0; i < 10_000 && !client.isDone(); i++) {
+                        b.catchUp(); // reads the HELLO once it is there
+                        Thread.sleep(1);
+                    }
+                    PairingResult r = client.get(10, TimeUnit.SECONDS);
+                    if (r instanceof PairingResult.Paired p) p.connection().close();
+                    String reason = assertInstanceOf(PairingResult.Fallback.class, r,
+                            "the server decided TCP: the client must not pair").reason();
+                    assertTrue(reason.startsWith("server already accepted on TCP"), reason);
                 }
             } finally {
                 b.close();
