@@ -311,6 +311,11 @@ final class BridgeDelegate implements SoraDelegate {
      * {@code whenDone} runs once no paired connection is left. Paired channels are closed first: without
      * the channel patch their reads would go to the TCP connection (docs/nio.md).
      */
+    /** Detach, first step: closes the paired channels while the bridge still serves them (see {@link Channels#detach}). */
+    void stopChannels() {
+        channels.detach();
+    }
+
     void stop(Runnable whenDone) {
         channels.detach();
         hotAttach.stop();

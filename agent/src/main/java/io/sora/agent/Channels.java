@@ -42,6 +42,8 @@ final class Channels {
     private final WeakIdentityMap<SocketChannel, Boolean> connecting = new WeakIdentityMap<>();
     private volatile String whyNot;
     private volatile boolean checked;
+    /** Detach began: no channel pairs any more, and one paired meanwhile is closed (see {@link #remember}). */
+    private volatile boolean stopped;
 
     Channels(RuleSet rules, ClientDecisions client, ServerDecisions server, Listeners listeners,
              PathRecorder recorder, Supplier<String> unservable) {
@@ -55,6 +57,7 @@ final class Channels {
 
     /** Null when channels may be paired here, else the reason (checked once). */
     private String whyNot() {
+        if (stopped) return "sora is detaching";
         if (!checked) {
             String w;
             if (!Boolean.parseBoolean(System.getProperty(ENABLED_PROPERTY, "true"))) {
@@ -131,6 +134,22 @@ final class Channels {
         }
         paired.put(ch, new PairedChannel(rc));
         SoraBridge.channelsPaired = true;
+        // A close that ran while this connect was pairing found nothing to close, and a detach that
+        // drained the table meanwhile missed it: either way the channel must not stay paired (its
+        // peer would wait on the ring, or its bytes would go to TCP once the classes are restored)
+        if (stopped || !ch.isOpen()) {
+            PairedChannel late = paired.remove(ch);
+            if (late != null) closePaired(ch);
+        }
+    }
+
+    private void closePaired(SocketChannel ch) {
+        recorder.closed(ch.socket());
+        try {
+            ch.close();
+        } catch (IOException | RuntimeException e) {
+            // closed is what we want; the fast path closed with the adaptor above
+        }
     }
 
     // ---------------------------------------------------------------- server
@@ -163,15 +182,14 @@ final class Channels {
      * Detach: every paired channel is closed (its peer reads what was written, then EOF), since once
      * the JDK's classes are restored its reads and writes would go to the TCP connection.
      */
+    /**
+     * Detach: no channel pairs from now on, and every paired channel is closed (its peer reads what was
+     * written, then EOF). Called before the bridge lets go of the delegate: a paired channel's read or
+     * write that found no delegate would go to its TCP connection, which the peer does not read.
+     */
     void detach() {
-        paired.drain((ch, p) -> {
-            recorder.closed(ch.socket());
-            try {
-                ch.close();
-            } catch (IOException | RuntimeException e) {
-                // closed is what we want; the fast path closed with the adaptor above
-            }
-        });
+        stopped = true;
+        paired.drain((ch, p) -> closePaired(ch));
     }
 
     PairedChannel paired(Object channel) {

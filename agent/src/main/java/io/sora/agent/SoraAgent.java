@@ -274,6 +274,8 @@ public final class SoraAgent {
     }
 
     private void stop() {
+        // paired channels first: once the bridge has no delegate, their reads and writes go to TCP
+        delegate.stopChannels();
         SoraBridge.install(null, false);
         try {
             instrumentation.uninstall();
