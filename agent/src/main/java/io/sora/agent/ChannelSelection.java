@@ -146,7 +146,8 @@ final class ChannelSelection {
                     | ((ready & SelectionKey.OP_WRITE) != 0 ? j.pollOut() : 0);
             reported += invoke(j, selector, rOps, k, action);
         }
-        if (keys.isEmpty()) keysBySelector.remove(selector);
+        // An empty set stays: removing it could orphan a key that a registering thread is adding to it
+        // right now (it fetched the set before the removal), and that key would never be reported
         return reported;
     }
 

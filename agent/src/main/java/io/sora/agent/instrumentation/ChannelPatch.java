@@ -222,6 +222,9 @@ public final class ChannelPatch implements ClassFileTransformer {
             }
             String notDirect = checkNotDirect();
             if (notDirect != null) problems.add(notDirect);
+            // a class whose patch failed as it loaded (another agent changed it first) is not patched,
+            // whatever its class file in the runtime image allows
+            problems.addAll(errors);
             if (problems.isEmpty()) {
                 String fileChannel = patchLoadedFileChannel();
                 if (fileChannel != null) problems.add(fileChannel);
