@@ -176,10 +176,15 @@ final class RendezvousListener implements Runnable {
         synchronized (lock) {
             if (released) return;
             try {
-                if (accept()) selector.wakeup(); // the thread's select must see the new channels
+                boolean accepted = accept();
+                int before = partials.size();
                 for (SelectionKey key : new ArrayList<>(partials)) {
                     if (key.isValid()) read(key);
                 }
+                // The thread's select must see new channels, and must deregister the keys cancelled
+                // here: a cancelled key keeps its channel's descriptor open (the JDK closes it at the
+                // deregistration), and an idle listener selects again only at its next connection
+                if (accepted || partials.size() != before) selector.wakeup();
             } catch (IOException | RuntimeException e) {
                 // the thread meets the same failure and ends the listener
             }
