@@ -153,42 +153,39 @@ public final class ChannelPatch implements ClassFileTransformer {
         // FileChannelImpl is always loaded by now (the agent's own start reads files through it), and
         // retransforming it is most of this method's cost (tens of ms); it only matters once a channel
         // is paired, so verify() does it, before the first channel may pair
-        List<Class<?>> loaded = new ArrayList<>(4);
-        for (Class<?> c : inst.getAllLoadedClasses()) {
-            String name = c.getName().replace('.', '/');
-            if (c.getClassLoader() == null && PLAN.containsKey(name) && !FILE_CHANNEL.equals(name)) {
-                loaded.add(c);
-            }
-        }
-        if (!loaded.isEmpty()) inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+        Class<?>[] loaded = loadedPlanClasses(name -> !FILE_CHANNEL.equals(name));
+        if (loaded.length > 0) inst.retransformClasses(loaded);
     }
 
     /** Retransforms FileChannelImpl if it was loaded before the transformer was there; null or why it failed. */
     private String patchLoadedFileChannel() {
-        for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (c.getClassLoader() == null && c.getName().equals("sun.nio.ch.FileChannelImpl")) {
-                try {
-                    inst.retransformClasses(c);
-                } catch (Exception | LinkageError e) {
-                    return "sun.nio.ch.FileChannelImpl: " + e;
-                }
-            }
+        Class<?>[] loaded = loadedPlanClasses(FILE_CHANNEL::equals);
+        if (loaded.length == 0) return null;
+        try {
+            inst.retransformClasses(loaded);
+            return null;
+        } catch (Exception | LinkageError e) {
+            return "sun.nio.ch.FileChannelImpl: " + e;
         }
-        return null;
+    }
+
+    /** The boot loader's classes of the plan that are loaded now and whose internal name {@code which} accepts. */
+    private Class<?>[] loadedPlanClasses(java.util.function.Predicate<String> which) {
+        List<Class<?>> loaded = new ArrayList<>(4);
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            String name = c.getName().replace('.', '/');
+            if (c.getClassLoader() == null && PLAN.containsKey(name) && which.test(name)) loaded.add(c);
+        }
+        return loaded.toArray(new Class<?>[0]);
     }
 
     public void uninstall() {
         if (!installed) return;
         installed = false;
         inst.removeTransformer(this);
-        List<Class<?>> loaded = new ArrayList<>(4);
-        for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (c.getClassLoader() == null && PLAN.containsKey(c.getName().replace('.', '/'))) {
-                loaded.add(c);
-            }
-        }
+        Class<?>[] loaded = loadedPlanClasses(name -> true);
         try {
-            if (!loaded.isEmpty()) inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+            if (loaded.length > 0) inst.retransformClasses(loaded);
         } catch (Exception | LinkageError e) {
             errors.add("restoring the channel classes: " + e);
         }
