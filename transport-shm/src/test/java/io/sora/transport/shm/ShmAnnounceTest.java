@@ -123,15 +123,11 @@ class ShmAnnounceTest {
     @Test
     void anAnnouncementNoListenerThreadReadYetIsSeenByTheAccept() throws Exception {
         ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
-        ShmDirectory dir = new ShmDirectory(tmp);
-        dir.ensure();
         try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
             InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
-            ShmServerBinding b = new ShmServerBinding(dir, bound, key -> new io.sora.transport.AcceptPolicy.Allow(
-                    new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT)), io.sora.trace.Tracer.OFF,
-                    new ShmSettings(tmp, 200), false);
+            ShmServerBinding b = threadless(bound, OPTIONS);
             try (Socket c = new Socket()) {
-                Announcement a = transport.announce(bound, new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT));
+                Announcement a = transport.announce(bound, OPTIONS);
                 assertNotNull(a, "a listener is there: the announcement is made");
                 c.connect(bound);
                 try (Socket s = ss.accept()) {
@@ -162,22 +158,18 @@ class ShmAnnounceTest {
     @Test
     void aHelloAfterAnAcceptThatGaveUpIsRefusedEvenIfItsAnnouncementWasReadLate() throws Exception {
         ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
-        ShmDirectory dir = new ShmDirectory(tmp);
-        dir.ensure();
-        io.sora.transport.PairingOptions options = new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT);
         try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
             InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
-            ShmServerBinding b = new ShmServerBinding(dir, bound, key -> new io.sora.transport.AcceptPolicy.Allow(options),
-                    io.sora.trace.Tracer.OFF, new ShmSettings(tmp, 200), false);
+            ShmServerBinding b = threadless(bound, OPTIONS);
             try (Socket c = new Socket()) {
-                Announcement a = transport.announce(bound, options);
+                Announcement a = transport.announce(bound, OPTIONS);
                 assertNotNull(a, "a listener is there: the announcement is made");
                 c.connect(bound);
                 try (Socket s = ss.accept()) {
                     PairingResult server = b.awaitPairing(ShmFixture.serverKey(s), java.time.Duration.ZERO, new TestHooks());
                     assertInstanceOf(PairingResult.Fallback.class, server);
                     CompletableFuture<PairingResult> client = CompletableFuture.supplyAsync(
-                            () -> transport.connect(ShmFixture.clientKey(c), options, new TestHooks(), a));
+                            () -> transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a));
                     for (int i = 0; i < 10_000 && !client.isDone(); i++) {
                         b.catchUp(); // reads the HELLO once it is there
                         Thread.sleep(1);
@@ -200,6 +192,18 @@ class ShmAnnounceTest {
             int other = freePort();
             assertNull(fx.transport.announce(new InetSocketAddress(fx.serverSocket.getInetAddress(), other), fx.clientOptions()));
         }
+    }
+
+    private static final io.sora.transport.PairingOptions OPTIONS =
+            new io.sora.transport.PairingOptions(4096, 4096, ShmFixture.WAIT);
+
+    /** A listener for {@code bound} without a thread of its own: only catch-ups read its rendezvous. */
+    private ShmServerBinding threadless(InetSocketAddress bound, io.sora.transport.PairingOptions options)
+            throws java.io.IOException {
+        ShmDirectory dir = new ShmDirectory(tmp);
+        dir.ensure();
+        return new ShmServerBinding(dir, bound, key -> new io.sora.transport.AcceptPolicy.Allow(options),
+                io.sora.trace.Tracer.OFF, new ShmSettings(tmp, 200), false);
     }
 
     private static InetSocketAddress address(ShmFixture fx) {
