@@ -84,6 +84,15 @@ public final class QueryClient {
                         throw new IllegalStateException("query " + i + " id=" + ids[i] + ": expected " + expected[ids[i]] + ", got " + got[i]);
                     }
                 }
+                if (Boolean.getBoolean("sora.bench.timeline")) {
+                    StringBuilder tl = new StringBuilder("TIMELINE us per 1000:");
+                    for (int b = 0; b + 1000 <= queries; b += 1000) {
+                        long sum = 0;
+                        for (int i = b; i < b + 1000; i++) sum += nanos[i];
+                        tl.append(' ').append(sum / 1000);
+                    }
+                    System.out.println(tl);
+                }
                 long[] sorted = nanos.clone();
                 Arrays.sort(sorted);
                 System.out.println(String.format(Locale.ROOT,
