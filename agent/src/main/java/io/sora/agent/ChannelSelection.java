@@ -7,8 +7,11 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Field;
 import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -33,11 +36,25 @@ final class ChannelSelection {
         private final MethodHandle processReadyEvents;
         private final int pollIn;
         private final int pollOut;
+        /** {@code AbstractSelectableChannel.forEach(Consumer<SelectionKey>)}: a channel's keys, under its key lock. */
+        private final MethodHandle keysOf;
 
-        Jdk(MethodHandle processReadyEvents, int pollIn, int pollOut) {
+        Jdk(MethodHandle processReadyEvents, int pollIn, int pollOut, MethodHandle keysOf) {
             this.processReadyEvents = processReadyEvents;
             this.pollIn = pollIn;
             this.pollOut = pollOut;
+            this.keysOf = keysOf;
+        }
+
+        MethodHandle keysOf() {
+            return keysOf;
+        }
+
+        /** {@code SelectorImpl.setEventOps(SelectionKeyImpl)}: queue the key's interest for re-translation; null if absent. */
+        private MethodHandle setEventOps;
+
+        MethodHandle setEventOps() {
+            return setEventOps;
         }
 
         MethodHandle processReadyEvents() {
@@ -60,7 +77,18 @@ final class ChannelSelection {
                     MethodType.methodType(int.class, int.class, keyImpl, Consumer.class))
                     .asType(MethodType.methodType(int.class, Selector.class, int.class, SelectionKey.class, Consumer.class));
             Class<?> net = Class.forName("sun.nio.ch.Net");
-            return new Jdk(m, pollBits(net, "POLLIN"), pollBits(net, "POLLOUT"));
+            Class<?> asc = java.nio.channels.spi.AbstractSelectableChannel.class;
+            MethodHandle keysOf = MethodHandles.privateLookupIn(asc, MethodHandles.lookup())
+                    .findVirtual(asc, "forEach", MethodType.methodType(void.class, Consumer.class))
+                    .asType(MethodType.methodType(void.class, SelectableChannel.class, Consumer.class));
+            Jdk j = new Jdk(m, pollBits(net, "POLLIN"), pollBits(net, "POLLOUT"), keysOf);
+            try {
+                j.setEventOps = lookup.findVirtual(selectorImpl, "setEventOps", MethodType.methodType(void.class, keyImpl))
+                        .asType(MethodType.methodType(void.class, Selector.class, SelectionKey.class));
+            } catch (ReflectiveOperationException e) {
+                // a JDK without it: a key registered before the pairing keeps its TCP interest until it changes
+            }
+            return j;
         }
 
         private static int pollBits(Class<?> net, String name) throws ReflectiveOperationException {
@@ -106,6 +134,39 @@ final class ChannelSelection {
         }
         keys.add(key);
         SoraBridge.selectorsArmed = true;
+    }
+
+    /**
+     * {@code ch} was just paired: the keys it was registered with before (Netty registers a channel
+     * with its event loop's selector before it connects; an application may register a connecting
+     * channel for {@code OP_CONNECT}) are remembered as a registration after the pairing would be, their
+     * interest re-translated (the TCP fd leaves epoll), and their selectors woken, so a select already
+     * blocked comes round and arms them.
+     */
+    void pairedLater(SelectableChannel ch) {
+        List<SelectionKey> keys = new ArrayList<>(2);
+        Jdk j;
+        try {
+            j = jdk();
+            j.keysOf().invoke(ch, (Consumer<SelectionKey>) keys::add);
+        } catch (Throwable e) {
+            return; // checked before any channel was paired (Channels): not reached
+        }
+        for (SelectionKey k : keys) {
+            if (!k.isValid() || !(k.selector().getClass().getName().equals("sun.nio.ch.EPollSelectorImpl"))) continue;
+            registering(k.selector(), k);
+            // the TCP fd leaves epoll now (its interest re-translated: 0 for a paired channel), not at
+            // the key's next interest change: a connected fd polled for OP_WRITE would make select spin
+            MethodHandle set = j.setEventOps();
+            if (set != null) {
+                try {
+                    set.invoke(k.selector(), k);
+                } catch (Throwable e) {
+                    // left as it was: re-translated at the key's next interest change
+                }
+            }
+            k.selector().wakeup();
+        }
     }
 
     /** Before the poll: 0 if a paired key is ready, else the rings are armed and {@code timeout} stays. */

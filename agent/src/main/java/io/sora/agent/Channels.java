@@ -29,6 +29,16 @@ import java.util.function.Supplier;
 final class Channels {
     /** {@code -Dsora.nio=false}: no channel is ever paired (sockets are not affected). */
     static final String ENABLED_PROPERTY = "sora.nio";
+    /**
+     * The longest a non-blocking connect's {@code finishConnect} or a non-blocking accept waits for the
+     * other end's part of the pairing (the rule's {@code wait} when shorter):
+     * {@code -Dsora.nio.pairingWaitMillis}, 20 ms by default. An event loop must not stall for the
+     * rule's wait (100 ms by default, seconds in some rule files); on one host the answer takes a
+     * listener hand-off (0.1-0.3 ms here), so a miss means a starved machine, and the connection is then
+     * TCP on both ends with the reason traced.
+     */
+    static final java.time.Duration NON_BLOCKING_WAIT =
+            java.time.Duration.ofMillis(Math.max(1, Long.getLong("sora.nio.pairingWaitMillis", 20)));
 
     private final RuleSet rules;
     private final ClientDecisions client;
@@ -44,6 +54,9 @@ final class Channels {
     private volatile boolean checked;
     /** Detach began: no channel pairs any more, and one paired meanwhile is closed (see {@link #remember}). */
     private volatile boolean stopped;
+
+    /** Readiness of paired keys; set once, right after construction. */
+    volatile ChannelSelection selection;
 
     Channels(RuleSet rules, ClientDecisions client, ServerDecisions server, Listeners listeners,
              PathRecorder recorder, Supplier<String> unservable) {
@@ -75,17 +88,19 @@ final class Channels {
 
     // ---------------------------------------------------------------- client
 
-    /** Before the TCP connect: remembered (with its blocking mode) until it completes; a blocking one announces itself. */
+    /** Before the TCP connect: remembered (with its blocking mode) until it completes, and announced. */
     void connecting(SocketChannel ch, SocketAddress remote) {
         if (rules.isEmpty() || !(remote instanceof InetSocketAddress)) return;
         boolean blocking = ch.isBlocking();
         connecting.put(ch, blocking);
-        if (blocking && whyNot() == null) client.announce(ch, remote);
+        if (whyNot() == null) client.announce(ch, remote);
     }
 
     /**
      * A connect ({@code done}: it completed) or finishConnect returned. Decided once, when the connect
-     * that {@link #connecting} saw completes: a blocking one is paired, a non-blocking one stays TCP.
+     * that {@link #connecting} saw completes. A non-blocking one (an event loop's, the JDK's
+     * {@code HttpClient}'s) pairs in the {@code finishConnect} (or {@code connect}) that completes it,
+     * waiting for the server's answer at most {@link #NON_BLOCKING_WAIT} (docs/nio.md).
      */
     void connected(SocketChannel ch, boolean done) {
         if (rules.isEmpty()) return;
@@ -100,17 +115,13 @@ final class Channels {
         Boolean blocking = connecting.remove(ch);
         if (blocking == null) return; // finishConnect of a channel decided already, or connected before the agent
         Socket adaptor = ch.socket();
-        if (!blocking) {
-            tcpIfMatched(adaptor, Side.CLIENT, "non-blocking connect: not served yet (docs/nio.md)");
-            return;
-        }
         String why = whyNot();
         if (why != null) {
             client.withdraw(ch);
             tcpIfMatched(adaptor, Side.CLIENT, why);
             return;
         }
-        client.decide(ch, adaptor);
+        client.decide(ch, adaptor, blocking ? null : NON_BLOCKING_WAIT);
         remember(ch, adaptor);
     }
 
@@ -134,6 +145,9 @@ final class Channels {
         }
         paired.put(ch, new PairedChannel(rc));
         SoraBridge.channelsPaired = true;
+        // keys registered before the pairing (Netty registers a channel before it connects)
+        ChannelSelection s = selection;
+        if (s != null) s.pairedLater(ch);
         // A close that ran while this connect was pairing found nothing to close, and a detach that
         // drained the table meanwhile missed it: either way the channel must not stay paired (its
         // peer would wait on the ring, or its bytes would go to TCP once the classes are restored)
@@ -167,8 +181,9 @@ final class Channels {
         Listeners.Server l = listeners.of(serverChannel);
         if (l == null) return; // no accept rule may match, or bound before a hot attach: TCP
         Socket adaptor = ch.socket();
-        // a non-blocking accept claims a pairing whose request is already here, never waits for one
-        server.decide(adaptor, l, !serverChannel.isBlocking());
+        // a non-blocking accept waits at most NON_BLOCKING_WAIT, and only for a client that announced
+        // itself (a sora client mid-connect): a plain client's connection is TCP at once
+        server.decide(adaptor, l, serverChannel.isBlocking() ? null : NON_BLOCKING_WAIT);
         remember(ch, adaptor);
     }
 

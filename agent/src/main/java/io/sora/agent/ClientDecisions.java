@@ -6,6 +6,7 @@ import io.sora.rules.Rule;
 import io.sora.rules.RuleSet;
 import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.Transport;
 import java.net.InetSocketAddress;
@@ -89,6 +90,15 @@ final class ClientDecisions {
      * adaptor {@code socket} is): the connect rule's transport pairs it, or it stays on TCP.
      */
     void decide(Object owner, Socket socket) {
+        decide(owner, socket, null);
+    }
+
+    /**
+     * As {@link #decide(Object, Socket)}; {@code maxWait} (null: the rule's wait): the longest this
+     * thread waits for the server's answer, the rule's wait when shorter (a non-blocking connect's
+     * {@code finishConnect}: docs/nio.md).
+     */
+    void decide(Object owner, Socket socket, java.time.Duration maxWait) {
         if (rules.isEmpty()) {
             return;
         }
@@ -111,8 +121,13 @@ final class ClientDecisions {
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
+        PairingOptions options = RuleTerms.options(rule);
+        if (maxWait != null && maxWait.compareTo(options.fallbackWait()) < 0) {
+            options = new PairingOptions(options.sendBufferSize(), options.receiveBufferSize(), maxWait);
+        }
+        PairingOptions chosen = options;
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
-                () -> transport.connect(key, RuleTerms.options(rule), PairedSocket.hooks(socket), announced));
+                () -> transport.connect(key, chosen, PairedSocket.hooks(socket), announced));
         recorder.record(socket, Side.CLIENT, rule, result);
     }
 

@@ -34,15 +34,16 @@ final class ServerDecisions {
 
     /** Decides the path of {@code socket}, accepted by a server socket whose listeners are {@code server}. */
     void decide(Socket socket, Listeners.Server server) {
-        decide(socket, server, false);
+        decide(socket, server, null);
     }
 
     /**
-     * As {@link #decide(Socket, Listeners.Server)}; {@code now}: the accepting thread must not wait for
-     * a pairing request (a non-blocking accept, docs/nio.md): a request already here is claimed, any
-     * other connection is TCP at once (a later request is refused, so both ends agree).
+     * As {@link #decide(Socket, Listeners.Server)}; {@code maxWait} (null: the rule's wait): the longest
+     * the accepting thread waits for its part of the pairing, the rule's wait when shorter (a
+     * non-blocking accept, docs/nio.md). A connection whose client announced nothing is TCP at once
+     * either way; one whose request comes later is TCP on both ends (the late request is refused).
      */
-    void decide(Socket socket, Listeners.Server server, boolean now) {
+    void decide(Socket socket, Listeners.Server server, java.time.Duration maxWait) {
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
@@ -73,8 +74,9 @@ final class ServerDecisions {
                 if (binding == null) {
                     return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
                 }
-                PairingResult r = binding.awaitPairing(key,
-                        now ? java.time.Duration.ZERO : rule.options().fallbackWait(), PairedSocket.hooks(socket));
+                java.time.Duration wait = rule.options().fallbackWait();
+                if (maxWait != null && maxWait.compareTo(wait) < 0) wait = maxWait;
+                PairingResult r = binding.awaitPairing(key, wait, PairedSocket.hooks(socket));
                 if (r instanceof PairingResult.Paired) {
                     // the application's first bytes should not meet a cold data path (see PathWarmup); a
                     // client waited already, before it announced itself

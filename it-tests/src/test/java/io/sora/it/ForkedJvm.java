@@ -67,6 +67,26 @@ public final class ForkedJvm implements AutoCloseable {
     }
 
     /**
+     * The test classes and the jars of this test run's class path whose file names start with
+     * {@code jarPrefix} (a third-party program's, e.g. {@code "netty-"}), as a forked JVM's class path.
+     * Surefire names its class path in {@code surefire.test.class.path} (the JVM's own is a manifest jar).
+     */
+    public static String testClassesWith(String jarPrefix) {
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        StringBuilder out = new StringBuilder(testClasses().toString());
+        int jars = 0;
+        for (String entry : cp.split(java.io.File.pathSeparator)) {
+            Path p = Path.of(entry);
+            if (p.getFileName() != null && p.getFileName().toString().startsWith(jarPrefix) && entry.endsWith(".jar")) {
+                out.append(java.io.File.pathSeparator).append(p.toAbsolutePath());
+                jars++;
+            }
+        }
+        if (jars == 0) throw new IllegalStateException("no " + jarPrefix + "*.jar on the test class path: " + cp);
+        return out.toString();
+    }
+
+    /**
      * Starts {@code jdk/bin/java [jvmArgs] -cp classpath mainClass args}.
      * Pass {@code -javaagent:...} and {@code -D...} in jvmArgs.
      */

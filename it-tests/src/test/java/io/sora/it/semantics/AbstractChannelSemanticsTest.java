@@ -356,6 +356,66 @@ public abstract class AbstractChannelSemanticsTest {
         echo.get(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * As an event loop does it (Netty, the JDK's HttpClient and HttpServer): a non-blocking accept on a
+     * selector, and a non-blocking client registered with its selector <em>before</em> it connects,
+     * finishing the connect on {@code OP_CONNECT} and reading the echo on the same key. Both ends are on
+     * the suite's path, and every byte comes back.
+     */
+    @Test
+    void nonBlockingConnectAndAcceptOnSelectorsAreServedAndCarryEveryByte() throws Exception {
+        try (ServerSocketChannel nbServer = ServerSocketChannel.open().bind(new InetSocketAddress(address(), 0));
+             SocketChannel nbClient = SocketChannel.open();
+             Selector clientSelector = Selector.open()) {
+            nbServer.configureBlocking(false);
+            Future<SocketChannel> acceptedFuture = pool.submit(() -> {
+                try (Selector s = Selector.open()) {
+                    nbServer.register(s, SelectionKey.OP_ACCEPT);
+                    for (int i = 0; i < 1000; i++) {
+                        s.select(100);
+                        s.selectedKeys().clear();
+                        SocketChannel c = nbServer.accept();
+                        if (c != null) return c;
+                    }
+                    throw new IOException("no connection accepted");
+                }
+            });
+            nbClient.configureBlocking(false);
+            SelectionKey key = nbClient.register(clientSelector, 0); // before the connect, as Netty does
+            if (!nbClient.connect(nbServer.getLocalAddress())) {
+                key.interestOps(SelectionKey.OP_CONNECT);
+                for (int i = 0; i < 1000 && !nbClient.finishConnect(); i++) {
+                    clientSelector.select(100);
+                    clientSelector.selectedKeys().clear();
+                }
+            }
+            assertTrue(nbClient.isConnected(), "connected");
+            try (SocketChannel nbAccepted = acceptedFuture.get(30, TimeUnit.SECONDS)) {
+                assertEquals(expectedPath(), SoraPath.of(nbClient), "client path");
+                assertEquals(expectedPath(), SoraPath.of(nbAccepted), "server path");
+                Future<?> echo = pool.submit(() -> {
+                    echoWithSelector(nbAccepted);
+                    return null;
+                });
+                byte[] data = bytes(300_000, 23);
+                ByteBuffer src = ByteBuffer.wrap(data);
+                ByteBuffer back = ByteBuffer.allocate(data.length);
+                key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                for (int rounds = 0; back.hasRemaining(); rounds++) {
+                    if (rounds > 1_000_000) throw new IOException("echo made no progress: " + back.position() + " bytes back");
+                    clientSelector.select(10_000);
+                    clientSelector.selectedKeys().clear();
+                    if (src.hasRemaining()) nbClient.write(src);
+                    if (nbClient.read(back) < 0) throw new IOException("EOF after " + back.position() + " bytes");
+                    key.interestOps(SelectionKey.OP_READ | (src.hasRemaining() ? SelectionKey.OP_WRITE : 0));
+                }
+                assertArrayEquals(data, back.array());
+                nbClient.shutdownOutput();
+                echo.get(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
     void fileTransferToAndTransferFromCarryEveryByteWithTheirCountsAndPositions() throws Exception {
         byte[] data = new byte[(3 << 20) + 12_345]; // no multiple of a buffer, map or ring size
