@@ -102,7 +102,16 @@ final class ChildArgs {
      * Checks that {@code socket} carries its bytes on {@code path=...} and that the agent is attached
      * exactly when {@code agent=yes}; fails the child loudly otherwise.
      */
+    /** As {@link #checkPath(Socket)}, for a channel (the agent's {@code pathOf(SocketChannel)}). */
+    void checkPath(java.nio.channels.SocketChannel channel) {
+        checkPath(channel, java.nio.channels.SocketChannel.class, channel.socket());
+    }
+
     void checkPath(Socket socket) {
+        checkPath(socket, Socket.class, socket);
+    }
+
+    private void checkPath(Object connection, Class<?> type, Socket socket) {
         boolean wantAgent = "yes".equals(get("agent"));
         String want = get("path");
         Class<?> bridge;
@@ -120,7 +129,7 @@ final class ChildArgs {
                 if (bridge.getMethod("delegate").invoke(null) == null) {
                     fail("the sora agent is attached but installed no delegate (its start-up failed; see stderr)");
                 }
-                actual = String.valueOf(bridge.getMethod("pathOf", Socket.class).invoke(null, socket));
+                actual = String.valueOf(bridge.getMethod("pathOf", type).invoke(null, connection));
             } catch (NoSuchMethodException | IllegalAccessException | InvocationTargetException e) {
                 fail("SoraBridge.pathOf failed: " + e);
             }

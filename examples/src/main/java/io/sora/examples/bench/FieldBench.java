@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  * trace), {@code think} (the client computes between round trips), {@code conns} (1, 4, 16
  * connections from one client JVM), {@code hog} (a CPU hog runs beside), {@code setup} (connection
  * set-up one after another: a client without sora against a server with an accept rule, and both
- * sides attached). Writes {@code field.md} and
+ * sides attached), {@code nio} (a selector server, 1 and 16 connections). Writes {@code field.md} and
  * {@code field.json}. Exit status 0 when every child ran and verified its data and path, 1 when one
  * failed, 2 on bad options.
  *
@@ -128,6 +128,7 @@ public final class FieldBench {
                 case "conns" -> conns(placements, cases);
                 case "hog" -> hog(placements, cases);
                 case "setup" -> setup(placements, cases);
+                case "nio" -> nio(placements, cases);
                 default -> throw new IllegalStateException("unknown row " + row);
             }
         }
@@ -237,6 +238,27 @@ public final class FieldBench {
         }
     }
 
+    /**
+     * An NIO server (FieldNioServer: one thread, a selector, non-blocking accept and echo) and blocking
+     * socket clients (FieldClient): one connection (latency, as pp4k) and 16 (throughput, as conns).
+     */
+    private void nio(Map<String, Placement> all, List<FieldCase> cases) {
+        for (Placement p : rowPlacements("nio", all, "unpinned")) {
+            Spec one = new Spec(SIZE, o.pp4kRoundTrips(), 1, 0);
+            FieldCase c = newCase(cases, "nio", "selector server, 1 conn, " + p.label(), p, false, one);
+            for (int i = 1; i <= o.pairs; i++) {
+                c.tcp.add(pingPong(c, p, one, false, i, FieldNioServer.class));
+                c.shm.add(pingPong(c, p, one, true, i, FieldNioServer.class));
+            }
+            Spec many = new Spec(SIZE, o.connsRoundTrips() / 16 * 16, 16, 0);
+            FieldCase m = newCase(cases, "nio", "selector server, 16 conns, " + p.label(), p, true, many);
+            for (int i = 1; i <= o.pairs; i++) {
+                m.tcp.add(pingPong(m, p, many, false, i, FieldNioServer.class));
+                m.shm.add(pingPong(m, p, many, true, i, FieldNioServer.class));
+            }
+        }
+    }
+
     private void hog(Map<String, Placement> all, List<FieldCase> cases) {
         for (Placement p : rowPlacements("hog", all, "unpinned")) {
             Spec spec = new Spec(SIZE, o.hogRoundTrips(), 1, 0);
@@ -341,6 +363,11 @@ public final class FieldBench {
 
     /** One JVM pair of a ping-pong row on tcp (no agent) or shm (agent with matching rules on both sides). */
     private FieldCase.Run pingPong(FieldCase c, Placement p, Spec spec, boolean shm, int pair) {
+        return pingPong(c, p, spec, shm, pair, FieldServer.class);
+    }
+
+    /** As above, with {@code serverMain} as the server child (FieldServer's threads, or FieldNioServer's selector). */
+    private FieldCase.Run pingPong(FieldCase c, Placement p, Spec spec, boolean shm, int pair, Class<?> serverMain) {
         String path = shm ? "shm" : "tcp";
         String tag = c.id() + "-" + pair + "-" + path;
         long start = System.nanoTime();
@@ -351,7 +378,7 @@ public final class FieldBench {
             List<String> common = List.of("address=" + LOOPBACK, "port=" + port, "size=" + spec.size(),
                     "conns=" + spec.conns(), "path=" + path, "agent=" + (shm ? "yes" : "no"));
             server = launch(tag + "-server", p.serverCpu(), shm ? agentOption(tag + "-server", port, true) : List.of(),
-                    FieldServer.class.getName(), common, true);
+                    serverMain.getName(), common, true);
             server.awaitLine("READY", deadline(READY_SECONDS));
             List<String> args = new ArrayList<>(common);
             args.addAll(List.of("rts=" + spec.rts(), "think-ns=" + spec.thinkNs()));

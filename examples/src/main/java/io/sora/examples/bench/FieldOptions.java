@@ -12,7 +12,7 @@ import java.util.Set;
  */
 final class FieldOptions {
     /** The rows, in the order they run and print. */
-    static final List<String> ROWS = List.of("pp4k", "sample-cold", "think", "conns", "hog", "setup");
+    static final List<String> ROWS = List.of("pp4k", "sample-cold", "think", "conns", "hog", "setup", "nio");
     static final List<String> PLACEMENTS = List.of("unpinned", "split", "same");
 
     static final String USAGE = String.join("\n",
