@@ -29,6 +29,8 @@ import java.util.stream.Stream;
 public final class AppBench {
     private static final String SERVER_MAIN = "io.sora.benchapps.AppServer";
     private static final String CLIENT_MAIN = "io.sora.benchapps.QueryClient";
+    /** The netty app's client: 4 KiB echo round trips on Netty's event loop, reported as "queries". */
+    private static final String NETTY_CLIENT_MAIN = "io.sora.benchapps.NettyClient";
 
     /** One run: one app, one placement, one path, one pair; the client's figures and the path evidence. */
     record Run(String app, String placement, String path, int pair, int order, Map<String, String> figures, Proof proof) {
@@ -181,7 +183,7 @@ public final class AppBench {
         long serverDeadlineMs = 2 * clientDeadlineMs + 120_000L;
         serverCmd.addAll(List.of("-cp", classPath, SERVER_MAIN, app, Integer.toString(port), dir.resolve("data").toString(),
                 Long.toString(pid), Long.toString(serverDeadlineMs)));
-        clientCmd.addAll(List.of("-cp", classPath, CLIENT_MAIN, url(app, port), Integer.toString(o.rows),
+        clientCmd.addAll(List.of("-cp", classPath, app.equals("netty") ? NETTY_CLIENT_MAIN : CLIENT_MAIN, url(app, port), Integer.toString(o.rows),
                 Integer.toString(o.warmup), Integer.toString(o.queries), Long.toString(o.seed),
                 Long.toString(pid), Long.toString(clientDeadlineMs)));
 
@@ -230,6 +232,7 @@ public final class AppBench {
         return switch (app) {
             case "h2" -> "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:bench";
             case "derby" -> "jdbc:derby://127.0.0.1:" + port + "/memory:bench;create=true";
+            case "netty" -> "127.0.0.1:" + port;
             default -> throw new IllegalArgumentException(app);
         };
     }
@@ -260,8 +263,8 @@ public final class AppBench {
         List<TraceCheck.PathEvent> server = events(app, name, "server", serverTrace);
         List<String> problems = new ArrayList<>();
         if (client.isEmpty()) {
-            problems.add("the client's trace has no path decision (\"hook\":\"path\"): the agent never saw a java.net.Socket"
-                    + " connection of the client (one opened through NIO SocketChannel, for instance, is not covered)");
+            problems.add("the client's trace has no path decision (\"hook\":\"path\"): the agent never saw a connection"
+                    + " of the client (a socket or channel class it does not serve, such as Netty's native epoll transport?)");
         }
         List<TraceCheck.PathEvent> unmatched = new ArrayList<>(server);
         for (TraceCheck.PathEvent c : client) {

@@ -12,13 +12,13 @@ import java.sql.SQLException;
 import java.util.List;
 
 /**
- * The server JVM of one run: an unmodified H2 TCP server or Derby network server on
+ * The server JVM of one run: an unmodified H2 TCP server, Derby network server or Netty echo server on
  * 127.0.0.1:PORT, started through the application's own API. Prints {@code READY} once the
  * application's server socket is listening (seen in /proc/net/tcp, so that no connection is made
  * just to find out), then waits for the driver to write {@code stop} on stdin (or close it), stops
  * the application, prints {@code STOPPED} and exits 0.
  *
- * <p>Arguments: {@code h2|derby PORT DIR DRIVER_PID DEADLINE_MS}.
+ * <p>Arguments: {@code h2|derby|netty PORT DIR DRIVER_PID DEADLINE_MS}.
  */
 public final class AppServer {
     private AppServer() {
@@ -34,6 +34,7 @@ public final class AppServer {
         switch (app) {
             case "h2" -> stop = startH2(port, dir);
             case "derby" -> stop = startDerby(port, dir);
+            case "netty" -> stop = startNetty(port);
             default -> throw new IllegalArgumentException("unknown app " + app);
         }
         awaitListening(port, 30_000);
@@ -48,6 +49,42 @@ public final class AppServer {
         System.out.println("STOPPED app=" + app);
         System.out.flush();
         System.exit(0);
+    }
+
+    /** Netty's NIO transport: an echo server on 127.0.0.1 (one boss and one worker event loop). */
+    private static Runnable startNetty(int port) throws InterruptedException, java.net.UnknownHostException {
+        io.netty.channel.EventLoopGroup boss = new io.netty.channel.nio.NioEventLoopGroup(1);
+        io.netty.channel.EventLoopGroup worker = new io.netty.channel.nio.NioEventLoopGroup(1);
+        io.netty.channel.Channel server = new io.netty.bootstrap.ServerBootstrap().group(boss, worker)
+                .channel(io.netty.channel.socket.nio.NioServerSocketChannel.class)
+                .childHandler(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public boolean isSharable() {
+                        return true;
+                    }
+
+                    @Override
+                    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                        ctx.write(msg);
+                    }
+
+                    @Override
+                    public void channelReadComplete(io.netty.channel.ChannelHandlerContext ctx) {
+                        ctx.flush();
+                    }
+
+                    @Override
+                    public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                        System.err.println("netty echo: " + cause);
+                        ctx.close();
+                    }
+                })
+                .bind(InetAddress.getByName("127.0.0.1"), port).sync().channel();
+        return () -> {
+            server.close().syncUninterruptibly();
+            worker.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+            boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        };
     }
 
     /** H2's TCP server, bound to 127.0.0.1 only; clients may create the in-memory database. */
