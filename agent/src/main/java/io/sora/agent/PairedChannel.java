@@ -209,6 +209,14 @@ final class PairedChannel {
      * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence); the
      * caller re-checks {@link #ready} afterwards, then blocks.
      */
+    /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); the selecting thread's. */
+    Selector direct;
+
+    /** The medium's bell channel (null: none), for a selector to poll itself. */
+    java.nio.channels.SelectableChannel bellChannel() {
+        return medium.bellChannel();
+    }
+
     void arm(Selector selector, int interest) {
         armed = selector;
         int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);

@@ -146,6 +146,16 @@ public interface RingMedium {
     }
 
     /**
+     * The channel that turns readable when the peer rings this connection's doorbell for an armed
+     * waker (shm: the Unix-domain control channel, which also reaches EOF when the peer goes), so that
+     * a selector can poll it itself, one hand-off instead of two; null when there is none (then the
+     * medium's own thread wakes the selector). Read only by the medium's thread.
+     */
+    default java.nio.channels.SelectableChannel bellChannel() {
+        return null;
+    }
+
+    /**
      * Blocks the local reader, after {@code announceReaderWaiting(true)} and a re-check, until the
      * peer's publish or {@link #wakeLocalReader()} wakes it or {@code timeoutNanos} ({@code <= 0}: no
      * limit) passes; may return early. Returns false without blocking when this medium does not block

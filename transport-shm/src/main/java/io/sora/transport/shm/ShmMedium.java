@@ -252,6 +252,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         }
     }
 
+    @Override
+    public java.nio.channels.SelectableChannel bellChannel() {
+        return channel;
+    }
+
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {
