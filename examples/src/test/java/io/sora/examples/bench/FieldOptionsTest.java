@@ -24,7 +24,7 @@ class FieldOptionsTest {
         FieldOptions o = parse("--agent", "a.jar");
         assertEquals(Path.of("a.jar"), o.agent);
         assertEquals(5, o.pairs);
-        assertEquals(List.of("pp4k", "sample-cold", "think", "conns", "hog", "setup"), List.copyOf(o.rows));
+        assertEquals(List.of("pp4k", "sample-cold", "think", "conns", "hog", "setup", "nio"), List.copyOf(o.rows));
         assertEquals(List.of("unpinned", "split", "same"), List.copyOf(o.placements));
         assertEquals("wait=2s", o.ruleOptions);
         assertEquals(Path.of("target", "bench-report"), o.report);
