@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sora.it.ForkedJvm;
 import io.sora.trace.TraceEvent;
 import io.sora.trace.TraceReader;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,7 +32,8 @@ class ChannelPairIT {
     void blockingChannelsOfTwoAttachedJvmsGoOverShm(Path jdk) throws Exception {
         Path serverTrace = tmp.resolve("server.json");
         Path clientTrace = tmp.resolve("client.json");
-        Pair p = run(jdk, agent("shm accept 127.0.0.1 * wait=2s", serverTrace), agent("shm connect 127.0.0.1 * wait=2s", clientTrace));
+        ForkedPair p = run(jdk, ForkedPair.agent(tmp, "shm accept 127.0.0.1 * wait=2s", serverTrace),
+                ForkedPair.agent(tmp, "shm connect 127.0.0.1 * wait=2s", clientTrace));
         assertTrue(p.server.stdout().contains("PATH shm"), p.describe());
         assertTrue(p.client.stdout().contains("PATH shm"), p.describe());
         for (Path file : List.of(serverTrace, clientTrace)) {
@@ -53,7 +52,7 @@ class ChannelPairIT {
     @MethodSource(ForkedJvm.JDKS)
     void aClientWithoutTheAgentLeavesBothEndsOnTcp(Path jdk) throws Exception {
         Path serverTrace = tmp.resolve("server.json");
-        Pair p = run(jdk, agent("shm accept 127.0.0.1 * wait=2s", serverTrace), List.of());
+        ForkedPair p = run(jdk, ForkedPair.agent(tmp, "shm accept 127.0.0.1 * wait=2s", serverTrace), List.of());
         assertTrue(p.server.stdout().contains("PATH tcp"), p.describe());
         assertTrue(p.client.stdout().contains("PATH no-agent"), p.describe());
         List<TraceEvent> paths = TraceReader.read(serverTrace).events().stream().filter(e -> e.hook().equals("path")).toList();
@@ -61,47 +60,7 @@ class ChannelPairIT {
         assertEquals("tcp", paths.get(0).path(), paths.toString());
     }
 
-    private List<String> agent(String rule, Path trace) throws Exception {
-        Path conf = Files.createTempFile(tmp, "rules", ".conf");
-        Files.writeString(conf, rule + "\n");
-        // the JVM verifies boot classes too: a wrong stack-map frame in the patched NIO classes (which a
-        // retransformed or load-time-patched boot class is otherwise not checked for) fails the run
-        return List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-                "-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf,
-                "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + trace);
-    }
-
-    private record Pair(ForkedJvm server, ForkedJvm client) {
-        String describe() {
-            return server.describe() + "\n" + client.describe();
-        }
-    }
-
-    private static Pair run(Path jdk, List<String> serverArgs, List<String> clientArgs) throws Exception {
-        ForkedJvm server = ForkedJvm.start(jdk, serverArgs, ForkedJvm.testClasses().toString(), APP, "server");
-        try {
-            String port = awaitPort(server);
-            try (ForkedJvm client = ForkedJvm.start(jdk, clientArgs, ForkedJvm.testClasses().toString(), APP, "client", port)) {
-                assertEquals(0, client.await(60_000), client.describe() + "\n" + server.describe());
-                assertEquals(0, server.await(60_000), server.describe());
-                assertTrue(client.stdout().contains("OK") && server.stdout().contains("OK"), server.describe() + client.describe());
-                assertEquals(List.of(), server.stderr(), "the agent printed nothing on a healthy run");
-                return new Pair(server, client);
-            }
-        } finally {
-            server.close();
-        }
-    }
-
-    private static String awaitPort(ForkedJvm server) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            for (String l : new ArrayList<>(server.stdout())) {
-                if (l.startsWith("PORT ")) return l.substring(5);
-            }
-            if (!server.process().isAlive()) break;
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no PORT line: " + server.describe());
+    private static ForkedPair run(Path jdk, List<String> serverArgs, List<String> clientArgs) throws Exception {
+        return ForkedPair.run(jdk, APP, ForkedJvm.testClasses().toString(), serverArgs, clientArgs, ForkedPair.ANY_LINE);
     }
 }

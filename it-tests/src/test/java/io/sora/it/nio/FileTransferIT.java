@@ -8,7 +8,6 @@ import io.sora.trace.TraceEvent;
 import io.sora.trace.TraceReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,11 +36,11 @@ class FileTransferIT {
         Path serverTrace = tmp.resolve("server.json");
         Path clientTrace = tmp.resolve("client.json");
         Path dir = Files.createDirectory(tmp.resolve("files"));
-        ForkedJvm server = ForkedJvm.start(jdk, agent("shm accept 127.0.0.1 * wait=2s", serverTrace),
+        ForkedJvm server = ForkedJvm.start(jdk, ForkedPair.agent(tmp, "shm accept 127.0.0.1 * wait=2s", serverTrace),
                 ForkedJvm.testClasses().toString(), APP, "server", dir.toString());
         try {
-            String port = awaitPort(server);
-            try (ForkedJvm client = ForkedJvm.start(jdk, agent("shm connect 127.0.0.1 * wait=2s", clientTrace),
+            String port = ForkedPair.awaitPort(server);
+            try (ForkedJvm client = ForkedJvm.start(jdk, ForkedPair.agent(tmp, "shm connect 127.0.0.1 * wait=2s", clientTrace),
                     ForkedJvm.testClasses().toString(), APP, "client", port, dir.toString())) {
                 String both = "\n" + client.describe() + "\n" + server.describe();
                 assertEquals(0, client.await(60_000), both);
@@ -65,26 +64,5 @@ class FileTransferIT {
             assertTrue(events.stream().anyMatch(e -> e.hook().equals("conn_close") && e.detail().contains(counts)),
                     counts + " in " + file + ": " + events.stream().filter(e -> e.hook().equals("conn_close")).toList());
         }
-    }
-
-    private List<String> agent(String rule, Path trace) throws Exception {
-        Path conf = Files.createTempFile(tmp, "rules", ".conf");
-        Files.writeString(conf, rule + "\n");
-        // boot classes verified: a wrong frame in the patched FileChannelImpl fails the run
-        return List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-                "-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf,
-                "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + trace);
-    }
-
-    private static String awaitPort(ForkedJvm server) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            for (String l : new ArrayList<>(server.stdout())) {
-                if (l.startsWith("PORT ")) return l.substring(5);
-            }
-            if (!server.process().isAlive()) break;
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no PORT line: " + server.describe());
     }
 }
