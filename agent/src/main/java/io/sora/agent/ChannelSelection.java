@@ -121,10 +121,8 @@ final class ChannelSelection {
         }
     }
 
-    /** The longest and shortest a select with paired keys polls their rings before it arms them and blocks (SelectPoll). */
-    static final long DEFAULT_MAX_POLL_NANOS = 250_000L;
-    static final long MAX_POLL_NANOS = Long.getLong("sora.nio.selectSpinNanos", DEFAULT_MAX_POLL_NANOS);
-    static final long MIN_POLL_NANOS = Math.min(MAX_POLL_NANOS, 20_000L);
+    /** How long a select with paired keys polls their rings before it arms them and blocks. */
+    static final long SELECT_SPIN_NANOS = Long.getLong("sora.nio.selectSpinNanos", 50_000L);
 
     ChannelSelection(Channels channels) {
         this.channels = channels;
@@ -200,26 +198,12 @@ final class ChannelSelection {
         if (keys == null || keys.isEmpty()) return timeout;
         if (anyReady(keys) || timeout == 0) return 0;
         // Awake for a moment first, as a blocked stream read is: a peer that answers within it is seen
-        // in place, where a sleeping selector pays a wake-up. How long is learnt per selector (SelectPoll):
-        // a fixed 50 us was right for a selector server answering a blocking client (its waits: a few us)
-        // and wrong for two Netty event loops (their waits: 50-100 us, just past it: each round trip
-        // then paid the whole poll and a wake-up, 2x slower than TCP). Bounded: the selector's TCP keys
-        // wait at most the poll's longest.
-        SelectPoll poll = polls.get(selector);
-        if (poll == null) {
-            poll = new SelectPoll();
-            polls.put(selector, poll);
-        }
-        long start = System.nanoTime();
-        poll.start = start;
-        poll.pending = true;
-        long until = start + poll.budget();
+        // in place, where a sleeping selector is woken through the doorbell thread (two hand-offs, which
+        // made a selector server slower than over TCP). Bounded: the selector's TCP keys wait at most this.
+        long until = System.nanoTime() + SELECT_SPIN_NANOS;
         for (int i = 0; ; i++) {
             Thread.onSpinWait();
-            if (anyReady(keys)) {
-                poll.learn(System.nanoTime() - start);
-                return 0;
-            }
+            if (anyReady(keys)) return 0;
             if ((i & 15) == 15 && System.nanoTime() - until > 0) break;
         }
         for (SelectionKey k : keys) {
@@ -270,44 +254,10 @@ final class ChannelSelection {
     private static final int EPOLLET = 1 << 31;
     private static final int EEXIST = 17;
 
-    /**
-     * How long one selector polls its paired rings before it sleeps, learnt from how long its waits
-     * last (a moving average of their log2, as a stream's {@code AdaptiveWait} does): twice the typical
-     * wait, at least 20 us and at most {@code -Dsora.nio.selectSpinNanos}
-     * (default 250 us); a selector whose waits are typically longer than
-     * that (an idle or slow peer) polls only the minimum, since those waits end asleep anyway.
-     * Pure spinning, no yield: yielding handed the CPU to other threads for a time slice (measured:
-     * the nio field row went from 3-4 us to 15 us). Used on the selecting thread only.
-     */
-    private static final class SelectPoll {
-        private static final int SCALE = 16;
-        long start;
-        boolean pending;
-        private int logWait = 12 * SCALE; // ~4 us
-
-        long budget() {
-            long typical = 1L << Math.min(40, logWait / SCALE);
-            if (typical > MAX_POLL_NANOS) return MIN_POLL_NANOS;
-            return Math.max(MIN_POLL_NANOS, Math.min(MAX_POLL_NANOS, 2 * typical));
-        }
-
-        void learn(long waited) {
-            pending = false;
-            int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, waited));
-            logWait += (lg * SCALE - logWait) >> 3;
-        }
-    }
-
-    private final WeakIdentityMap<Selector, SelectPoll> polls = new WeakIdentityMap<>();
-
     /** After the poll: disarms, and reports each ready paired key; returns {@code n} plus those reported. */
     int selected(Selector selector, Consumer<SelectionKey> action, int n) {
         Set<SelectionKey> keys = keysBySelector.get(selector);
         if (keys == null || keys.isEmpty()) return n;
-        SelectPoll poll = polls.get(selector);
-        // a wait that went to sleep: learnt whole (it ended with a paired key ready, another key, a
-        // wake-up or the timeout: all say the paired rings stayed quiet at least this long)
-        if (poll != null && poll.pending) poll.learn(System.nanoTime() - poll.start);
         Jdk j;
         try {
             j = jdk();
