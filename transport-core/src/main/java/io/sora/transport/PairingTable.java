@@ -208,14 +208,14 @@ public final class PairingTable<L> {
         // and a request whose announcement precedes the mark's date is this connection's, refused
         // (only a later announcement means a new connection reusing the four-tuple; see decide)
         long markBase = start;
-        if (clientsAnnounce && entries.get(key) == null) {
+        if (clientsAnnounce && !decides(entries.get(key))) {
             medium.catchUp();
             markBase = System.nanoTime();
         }
         Set<Object> pending = null;
         synchronized (arrivals) {
             for (;;) {
-                if (entries.get(key) != null || closed) break;
+                if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) break;
                 if (clientsAnnounce) {
                     if (pending == null) {
                         if (announced.isEmpty()) break;
@@ -243,6 +243,18 @@ public final class PairingTable<L> {
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(System.nanoTime(), base, null);
         });
+    }
+
+    /**
+     * Whether an entry decides the accept of a connection of its key where clients announce
+     * themselves. A TCP mark without a reason is left by an accept, so when an accept starts it can
+     * only be an earlier connection's with the same four-tuple (loopback reuses ports at once): it
+     * decides nothing for this one, which still catches up and waits for the announced clients (a
+     * request of this connection replaces it: see {@link #decide}). Where clients do not announce, a
+     * request cannot be told from a late one of the earlier connection, and any entry decides.
+     */
+    private static boolean decides(Object entry) {
+        return entry != null && !(entry instanceof TcpMark m && m.reason() == null);
     }
 
     private String noRequest(long start, Duration wait) {

@@ -45,6 +45,14 @@ class PairingTableTest {
         volatile String checkRefusal;
         volatile RuntimeException checkThrows;
         volatile IOException offerThrows;
+        /** What the medium's catch-up reads (an announcement still unread in its socket), or null. */
+        volatile Runnable catchUp;
+
+        @Override
+        public void catchUp() {
+            Runnable r = catchUp;
+            if (r != null) r.run();
+        }
 
         @Override
         public String name() {
@@ -235,6 +243,39 @@ class PairingTableTest {
         assertEquals("not in the list", link.refusal);
         assertNull(link.pairing);
         assertEquals("not in the list", fallback(accept.get(30, TimeUnit.SECONDS)));
+    }
+
+    /**
+     * Loopback reuses a closed connection's four-tuple at once, so a key may still carry the TCP mark
+     * an earlier connection's accept left. The accept of the new connection must still catch up with
+     * the announcements and wait for the announced clients: it took the old mark for its own decision,
+     * returned TCP without reading this client's announcement, and the client's request (announced,
+     * as it then looked, after that accept) was paired: the client wrote into shared memory while the
+     * server read TCP (a client of AcceptNeverWaitsIT hung until the server exited).
+     */
+    @Test
+    void anEarlierConnectionsTcpMarkDoesNotDecideTheNextConnectionOnTheSameFourTuple() {
+        FakeMedium m = medium(ALLOW, true);
+        assertTrue(fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())).startsWith("client announced no pairing"),
+                "the first connection: a client without sora");
+        assertEquals(PairingTable.Entry.TCP, m.table.entry(KEY));
+        Object channel = new Object();
+        java.util.concurrent.atomic.AtomicBoolean read = new java.util.concurrent.atomic.AtomicBoolean();
+        // the second client's announcement, written before its TCP connect, read by whoever comes first
+        Runnable readAnnouncement = () -> {
+            if (read.compareAndSet(false, true)) m.table.announced(channel);
+        };
+        m.catchUp = readAnnouncement;
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
+                () -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        await("the accept read the announcement or decided", () -> read.get() || accept.isDone());
+        readAnnouncement.run(); // the listener's thread, if the accept did not catch up
+        Link link = new Link();
+        m.table.request(link, KEY, channel);
+        if (link.pairing != null) link.pairing.committed();
+        PairingResult r = accept.join();
+        assertNull(link.refusal, "the announced client's request is this connection's");
+        assertInstanceOf(PairingResult.Paired.class, r, "both ends on the fast path, not the client alone");
     }
 
     @Test

@@ -53,13 +53,18 @@ final class ForkedPair {
      * The JVM options that attach the agent with {@code rule} as its rule file (written under
      * {@code dir}) and the NET trace into {@code trace}. Boot classes are verified in these JVMs, so
      * a wrong stack-map frame in the patched JDK classes (which a retransformed or load-time-patched
-     * boot class is otherwise not checked for) fails the run.
+     * boot class is otherwise not checked for) fails the run. A non-blocking accept or connect waits
+     * for its pairing up to the rule's wait here, not the default 20 ms cap
+     * ({@code sora.nio.pairingWaitMillis}, a selector thread's trade-off): with the build's other
+     * JVMs on the same two CPUs, an announced client's request once took longer than 20 ms and the
+     * connection went to TCP on both ends (correctly, with the reason), failing a test that is about
+     * the fast path.
      */
     static List<String> agent(Path dir, String rule, Path trace) throws Exception {
         Path conf = Files.createTempFile(dir, "rules", ".conf");
         Files.writeString(conf, rule + "\n");
         return List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-                "-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf,
+                "-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + conf, "-Dsora.nio.pairingWaitMillis=2000",
                 "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + trace);
     }
 
