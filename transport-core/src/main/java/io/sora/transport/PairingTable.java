@@ -188,8 +188,20 @@ public final class PairingTable<L> {
             return claim(key, p, wait, hooks);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(System.nanoTime(), start, null));
-            if (entries.get(key) instanceof Pairing<?> p) p.abort("accepting thread interrupted");
+            // Dated now, not at the start: the catch-up may have read this connection's announcement
+            // after the start, and a request announced before the mark's date must be refused (decide)
+            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(System.nanoTime(), System.nanoTime(), null));
+            if (e instanceof Pairing<?> any) {
+                @SuppressWarnings("unchecked")
+                Pairing<L> p = (Pairing<L>) any;
+                p.abort("accepting thread interrupted");
+                // the COMMIT won the race with the interrupt: the client is paired, so this side is too
+                // (the interrupt status stays set, as an accept that returned a socket leaves it)
+                if (p.state() == Pairing.State.COMMITTED) {
+                    entries.remove(key, p);
+                    return new PairingResult.Paired(medium.connection(p, hooks));
+                }
+            }
             return new PairingResult.Fallback("interrupted while waiting for pairing");
         }
     }
@@ -208,7 +220,9 @@ public final class PairingTable<L> {
         // and a request whose announcement precedes the mark's date is this connection's, refused
         // (only a later announcement means a new connection reusing the four-tuple; see decide)
         long markBase = start;
-        if (clientsAnnounce && !decides(entries.get(key))) {
+        if (clientsAnnounce && !(entries.get(key) instanceof Pairing)) {
+            // Even when a mark decides already: it may be swept before this accept marks the key,
+            // and the mark it then leaves must be dated after this connection's announcement was read
             medium.catchUp();
             markBase = System.nanoTime();
         }
@@ -238,8 +252,10 @@ public final class PairingTable<L> {
         long base = markBase;
         return entries.compute(key, (k, v) -> {
             if (v instanceof Pairing) return v;
-            // A refused request, or a pairing the client gave up on, keeps its reason for the accept side.
-            if (v instanceof TcpMark m && m.reason() != null) return v;
+            // A refused request, or a pairing the client gave up on, keeps its reason for the accept
+            // side; refreshed like any mark this accept uses, or a sweep could drop it between this
+            // accept and a late request of the same connection (then paired: both ends would differ).
+            if (v instanceof TcpMark m && m.reason() != null) return new TcpMark(System.nanoTime(), m.awaitStartNanos(), m.reason());
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(System.nanoTime(), base, null);
         });

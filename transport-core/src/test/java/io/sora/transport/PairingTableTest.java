@@ -278,6 +278,68 @@ class PairingTableTest {
         assertInstanceOf(PairingResult.Paired.class, r, "both ends on the fast path, not the client alone");
     }
 
+    /**
+     * An accept interrupted while it waits for announced clients marks the key TCP dated when it gave
+     * up, so the request of its own connection, whose announcement the accept's catch-up read after
+     * the accept began, is refused. Dated at the accept's start, the mark was replaced by that request
+     * as if it came from a new connection on the four-tuple: the client paired, the server was on TCP.
+     */
+    @Test
+    void anInterruptedAcceptsOwnConnectionIsRefusedNotPaired() throws Exception {
+        FakeMedium m = medium(ALLOW, true);
+        Object channel = new Object();
+        java.util.concurrent.atomic.AtomicBoolean read = new java.util.concurrent.atomic.AtomicBoolean();
+        m.catchUp = () -> {
+            if (read.compareAndSet(false, true)) m.table.announced(channel);
+        };
+        PairingResult[] result = new PairingResult[1];
+        Thread accept = new Thread(() -> result[0] = m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        accept.start();
+        await("the accept waits for the announced client", () -> m.table.waitingAccepts() == 1);
+        accept.interrupt();
+        accept.join();
+        assertEquals("interrupted while waiting for pairing", fallback(result[0]));
+        Link link = new Link();
+        m.table.request(link, KEY, channel);
+        assertNull(link.pairing, "no pairing offered for a connection its server put on TCP");
+        assertTrue(link.refusal != null && link.refusal.startsWith("server already accepted on TCP"), link.refusal);
+    }
+
+    /**
+     * The client's COMMIT and an interrupt of the accept waiting for it, in the order that ends the
+     * wait with an InterruptedException although the pairing is committed (the interrupt ends the
+     * wait; the COMMIT comes before the thread holds the pairing's monitor again): the accept returns
+     * the paired connection (the client is paired), keeping its interrupt status. It returned TCP.
+     */
+    @Test
+    void aCommitThatBeatsTheInterruptOfTheAcceptPairsBothEnds() throws Exception {
+        FakeMedium m = medium(ALLOW, true);
+        Link link = new Link();
+        m.table.request(link, KEY, null);
+        Pairing<Link> pairing = link.pairing;
+        assertEquals(Pairing.State.OFFERED, pairing.state());
+        PairingResult[] result = new PairingResult[1];
+        boolean[] interruptedAfter = new boolean[1];
+        Thread accept = new Thread(() -> {
+            result[0] = m.table.awaitPairing(KEY, WAIT, new TestHooks());
+            interruptedAfter[0] = Thread.currentThread().isInterrupted();
+        });
+        accept.start();
+        await("the accept waits for the COMMIT", () -> accept.getState() == Thread.State.TIMED_WAITING);
+        synchronized (pairing) {
+            accept.interrupt();
+            // woken by the interrupt and out of the wait set, it waits for this monitor: the COMMIT's
+            // notify finds it gone, and its wait ends with the InterruptedException
+            await("the interrupted accept wants the pairing's monitor back", () -> accept.getState() == Thread.State.BLOCKED);
+            assertTrue(pairing.committed(), "the COMMIT is taken");
+        }
+        accept.join();
+        assertInstanceOf(PairingResult.Paired.class, result[0], "the client is paired: so is the server");
+        assertTrue(interruptedAfter[0], "the interrupt status is kept");
+        assertEquals(0, link.releases, "a committed pairing is not released");
+        assertEquals(PairingTable.Entry.NONE, m.table.entry(KEY), "claimed");
+    }
+
     @Test
     void aSecondRequestForAKeyIsRefused() {
         FakeMedium m = medium(ALLOW, true);
