@@ -53,23 +53,32 @@ public final class PairingTable<L> {
     /** Accepting threads in {@code arrivals.wait}; guarded by {@code arrivals}. */
     private int waiting;
     private volatile boolean closed;
-    private volatile long lastSweepNanos = System.nanoTime();
+    private volatile long lastSweepNanos;
+    /** {@link System#nanoTime}, or a test's clock. */
+    private final java.util.function.LongSupplier clock;
 
     /**
      * @param clientsAnnounce true when the medium's clients announce themselves before their TCP
      *                        connect ({@link #announced}), so that accept waits only for them
      */
     public PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce) {
+        this(medium, policy, clientsAnnounce, System::nanoTime);
+    }
+
+    /** @param clock the time of marks, announcements and sweeps (tests move it; waits still take real time) */
+    PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce, java.util.function.LongSupplier clock) {
         this.medium = medium;
         this.policy = policy;
         this.clientsAnnounce = clientsAnnounce;
+        this.clock = clock;
+        this.lastSweepNanos = clock.getAsLong();
     }
 
     // ---------------------------------------------------------------- the medium's threads
 
     /** A client announced, on {@code channel}, a request that will follow its TCP connect. */
     public void announced(Object channel) {
-        announced.put(channel, System.nanoTime());
+        announced.put(channel, clock.getAsLong());
     }
 
     /** An announced channel ended without a request (the client's connect failed, or it left). */
@@ -92,7 +101,7 @@ public final class PairingTable<L> {
     }
 
     private void decide(L link, ConnectionKey key, Object announcedOn) {
-        sweep(System.nanoTime());
+        sweep(clock.getAsLong());
         String refusal;
         try {
             refusal = medium.check(link, key);
@@ -112,7 +121,7 @@ public final class PairingTable<L> {
         }
         if (decision instanceof AcceptPolicy.Refuse r) {
             // the key is checked: the accept side reports the same reason
-            long now = System.nanoTime();
+            long now = clock.getAsLong();
             entries.putIfAbsent(key, new TcpMark(now, now, r.reason()));
             wakeAccepts();
             medium.refuse(link, r.reason());
@@ -133,7 +142,7 @@ public final class PairingTable<L> {
             prev = null;
         }
         if (prev instanceof TcpMark mark) {
-            long after = (System.nanoTime() - mark.awaitStartNanos()) / 1_000_000L;
+            long after = (clock.getAsLong() - mark.awaitStartNanos()) / 1_000_000L;
             medium.refuse(link, "server already accepted on TCP (pairing request arrived after " + after + " ms)");
             return;
         }
@@ -158,7 +167,7 @@ public final class PairingTable<L> {
 
     /** The pairing was aborted: its key stays TCP, with the reason for an accept that comes later. */
     void aborted(Pairing<L> pairing, String reason) {
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         entries.replace(pairing.key(), pairing, new TcpMark(now, now, reason));
     }
 
@@ -175,7 +184,7 @@ public final class PairingTable<L> {
      * comment for what it waits for. Never throws (but for a medium's failing {@code connection}).
      */
     public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
-        long start = System.nanoTime();
+        long start = clock.getAsLong();
         sweep(start);
         try {
             Object e = awaitEntry(key, start, wait);
@@ -190,7 +199,7 @@ public final class PairingTable<L> {
             Thread.currentThread().interrupt();
             // Dated now, not at the start: the catch-up may have read this connection's announcement
             // after the start, and a request announced before the mark's date must be refused (decide)
-            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(System.nanoTime(), System.nanoTime(), null));
+            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(clock.getAsLong(), clock.getAsLong(), null));
             if (e instanceof Pairing<?> any) {
                 @SuppressWarnings("unchecked")
                 Pairing<L> p = (Pairing<L>) any;
@@ -224,7 +233,7 @@ public final class PairingTable<L> {
             // Even when a mark decides already: it may be swept before this accept marks the key,
             // and the mark it then leaves must be dated after this connection's announcement was read
             medium.catchUp();
-            markBase = System.nanoTime();
+            markBase = clock.getAsLong();
         }
         Set<Object> pending = null;
         synchronized (arrivals) {
@@ -239,7 +248,7 @@ public final class PairingTable<L> {
                         if (pending.isEmpty()) break;
                     }
                 }
-                long left = deadline - System.nanoTime();
+                long left = deadline - clock.getAsLong();
                 if (left <= 0) break;
                 waiting++;
                 try {
@@ -255,9 +264,9 @@ public final class PairingTable<L> {
             // A refused request, or a pairing the client gave up on, keeps its reason for the accept
             // side; refreshed like any mark this accept uses, or a sweep could drop it between this
             // accept and a late request of the same connection (then paired: both ends would differ).
-            if (v instanceof TcpMark m && m.reason() != null) return new TcpMark(System.nanoTime(), m.awaitStartNanos(), m.reason());
+            if (v instanceof TcpMark m && m.reason() != null) return new TcpMark(clock.getAsLong(), m.awaitStartNanos(), m.reason());
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
-            return new TcpMark(System.nanoTime(), base, null);
+            return new TcpMark(clock.getAsLong(), base, null);
         });
     }
 
@@ -274,7 +283,7 @@ public final class PairingTable<L> {
     }
 
     private String noRequest(long start, Duration wait) {
-        long waited = System.nanoTime() - start;
+        long waited = clock.getAsLong() - start;
         return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms"
                 : "client announced no pairing (no sora, or no " + medium.name() + " rule for this server)";
     }

@@ -340,6 +340,33 @@ class PairingTableTest {
         assertEquals(PairingTable.Entry.NONE, m.table.entry(KEY), "claimed");
     }
 
+    /**
+     * A mark with a reason (here: the policy refused an earlier connection on the same four-tuple)
+     * that an accept reports is dated anew, so the sweep cannot drop it between that accept and a
+     * late request of the same connection: dropped, the request found the key free and was paired
+     * while its server was on TCP. The table's clock is moved to the mark's expiry.
+     */
+    @Test
+    void aMarkAnAcceptReportedOutlivesItsOldDateSoALateRequestIsStillRefused() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        java.util.concurrent.atomic.AtomicBoolean refuse = new java.util.concurrent.atomic.AtomicBoolean(true);
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, key -> refuse.get() ? new AcceptPolicy.Refuse("not this client")
+                : new AcceptPolicy.Allow(new PairingOptions(64, 64, WAIT)), true, now::get);
+        Link earlier = new Link();
+        m.table.request(earlier, KEY, null);
+        assertEquals("not this client", earlier.refusal, "an earlier connection on the key, refused");
+        refuse.set(false);
+        now.addAndGet(PairingTable.TCP_MARK_TTL_NANOS - 1_000_000L); // just before that mark expires
+        assertEquals("not this client", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())),
+                "the next connection's accept reports the mark's reason: its server is on TCP");
+        now.addAndGet(2_000_000_000L); // past the old mark's expiry, and past the sweep's interval
+        Link late = new Link();
+        m.table.request(late, KEY, null);
+        assertNull(late.pairing, "no pairing for a connection its server put on TCP");
+        assertTrue(late.refusal != null && late.refusal.startsWith("server already accepted on TCP"), late.refusal);
+    }
+
     @Test
     void aSecondRequestForAKeyIsRefused() {
         FakeMedium m = medium(ALLOW, true);
