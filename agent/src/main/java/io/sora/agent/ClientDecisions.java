@@ -121,13 +121,11 @@ final class ClientDecisions {
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingOptions options = RuleTerms.options(rule);
-        if (maxWait != null && maxWait.compareTo(options.fallbackWait()) < 0) {
-            options = new PairingOptions(options.sendBufferSize(), options.receiveBufferSize(), maxWait);
-        }
-        PairingOptions chosen = options;
+        PairingOptions ruled = RuleTerms.options(rule);
+        PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
+                RuleTerms.capped(ruled.fallbackWait(), maxWait));
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
-                () -> transport.connect(key, chosen, PairedSocket.hooks(socket), announced));
+                () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
         recorder.record(socket, Side.CLIENT, rule, result);
     }
 

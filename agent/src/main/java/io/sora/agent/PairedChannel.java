@@ -205,10 +205,6 @@ final class PairedChannel {
         return r;
     }
 
-    /**
-     * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence); the
-     * caller re-checks {@link #ready} afterwards, then blocks.
-     */
     /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); the selecting thread's. */
     Selector direct;
 
@@ -217,6 +213,10 @@ final class PairedChannel {
         return medium.bellChannel();
     }
 
+    /**
+     * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence); the
+     * caller re-checks {@link #ready} afterwards, then blocks.
+     */
     void arm(Selector selector, int interest) {
         armed = selector;
         int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);

@@ -15,6 +15,11 @@ final class RuleTerms {
                 rule.options().fallbackWait());
     }
 
+    /** {@code wait}, or {@code cap} when that is shorter (null: no cap). */
+    static java.time.Duration capped(java.time.Duration wait, java.time.Duration cap) {
+        return cap != null && cap.compareTo(wait) < 0 ? cap : wait;
+    }
+
     /** {@code file:line} of the rule, as reasons name it. */
     static String where(Rule rule) {
         return rule.source() + ":" + rule.line();

@@ -74,9 +74,8 @@ final class ServerDecisions {
                 if (binding == null) {
                     return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
                 }
-                java.time.Duration wait = rule.options().fallbackWait();
-                if (maxWait != null && maxWait.compareTo(wait) < 0) wait = maxWait;
-                PairingResult r = binding.awaitPairing(key, wait, PairedSocket.hooks(socket));
+                PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),
+                        PairedSocket.hooks(socket));
                 if (r instanceof PairingResult.Paired) {
                     // the application's first bytes should not meet a cold data path (see PathWarmup); a
                     // client waited already, before it announced itself

@@ -199,17 +199,15 @@ public final class PairingTable<L> {
             Thread.currentThread().interrupt();
             // Dated now, not at the start: the catch-up may have read this connection's announcement
             // after the start, and a request announced before the mark's date must be refused (decide)
-            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(clock.getAsLong(), clock.getAsLong(), null));
+            long now = clock.getAsLong();
+            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(now, now, null));
             if (e instanceof Pairing<?> any) {
                 @SuppressWarnings("unchecked")
                 Pairing<L> p = (Pairing<L>) any;
                 p.abort("accepting thread interrupted");
                 // the COMMIT won the race with the interrupt: the client is paired, so this side is too
                 // (the interrupt status stays set, as an accept that returned a socket leaves it)
-                if (p.state() == Pairing.State.COMMITTED) {
-                    entries.remove(key, p);
-                    return new PairingResult.Paired(medium.connection(p, hooks));
-                }
+                if (p.state() == Pairing.State.COMMITTED) return claimed(key, p, hooks);
             }
             return new PairingResult.Fallback("interrupted while waiting for pairing");
         }
@@ -297,6 +295,11 @@ public final class PairingTable<L> {
                 return new PairingResult.Fallback(p.reason());
             }
         }
+        return claimed(key, p, hooks);
+    }
+
+    /** A committed pairing, taken out of the table and handed to the accepted socket. */
+    private PairingResult claimed(ConnectionKey key, Pairing<L> p, SocketHooks hooks) {
         entries.remove(key, p);
         return new PairingResult.Paired(medium.connection(p, hooks));
     }
