@@ -79,6 +79,18 @@ public final class QueryClient {
                     nanos[i] = System.nanoTime() - a;
                 }
                 long totalNanos = System.nanoTime() - t0;
+                long stallNanos = Long.getLong("sora.bench.stalls", 0) * 1000;
+                if (stallNanos > 0) {
+                    // wall-clock time of each query longer than the bound, to set beside the JVMs' logs
+                    long wall0 = System.currentTimeMillis() * 1_000_000 - (System.nanoTime() - t0);
+                    long at = 0;
+                    StringBuilder sb = new StringBuilder();
+                    for (int i = 0; i < queries; i++) {
+                        at += nanos[i];
+                        if (nanos[i] >= stallNanos) sb.append(String.format(Locale.ROOT, "STALL %d %.3f %d%n", i, (wall0 + at) / 1e6, nanos[i] / 1000));
+                    }
+                    System.out.print(sb);
+                }
                 for (int i = 0; i < queries; i++) {
                     if (!expected[ids[i]].equals(got[i])) {
                         throw new IllegalStateException("query " + i + " id=" + ids[i] + ": expected " + expected[ids[i]] + ", got " + got[i]);
@@ -95,6 +107,7 @@ public final class QueryClient {
                 }
                 long[] sorted = nanos.clone();
                 Arrays.sort(sorted);
+                if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(histogram(sorted));
                 System.out.println(String.format(Locale.ROOT,
                         "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
                         queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
@@ -118,6 +131,31 @@ public final class QueryClient {
             }
             return v;
         }
+    }
+
+    /**
+     * Where the time went: per power-of-two bucket of latency, how many queries and what share of the
+     * total time they took ({@code -Dsora.bench.histogram=true}): a tail that costs more in total than
+     * the median saves shows here as a few queries taking a large share.
+     */
+    static String histogram(long[] sorted) {
+        long total = 0;
+        for (long n : sorted) total += n;
+        StringBuilder sb = new StringBuilder("HISTOGRAM (bucket: queries, share of total time)");
+        int i = 0;
+        while (i < sorted.length) {
+            int lg = 63 - Long.numberOfLeadingZeros(Math.max(1, sorted[i]));
+            long upper = 1L << (lg + 1);
+            long sum = 0;
+            int count = 0;
+            while (i < sorted.length && sorted[i] < upper) {
+                sum += sorted[i++];
+                count++;
+            }
+            sb.append(String.format(Locale.ROOT, "%n  %8.1f-%-8.1f us: %6d  %5.1f%%", (upper >> 1) / 1e3, upper / 1e3, count,
+                    100.0 * sum / Math.max(1, total)));
+        }
+        return sb.toString();
     }
 
     /** Nearest-rank percentile of a sorted array. */

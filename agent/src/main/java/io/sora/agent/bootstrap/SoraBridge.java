@@ -424,6 +424,32 @@ public final class SoraBridge {
         return d.selected(selector, action, n);
     }
 
+    // ---------------------------------------------------------------- the status bean
+
+    /** The running agent's registration of its status bean, or null (see {@link #platformMBeanServer}). */
+    private static volatile java.util.function.Consumer<Object> platformServerListener;
+
+    /** Sets (agent start) or clears (detach: null) what {@link #platformMBeanServer} hands the server to. */
+    public static void onPlatformMBeanServer(java.util.function.Consumer<Object> listener) {
+        platformServerListener = listener;
+    }
+
+    /**
+     * Inserted before {@code ManagementFactory.getPlatformMBeanServer()} returns (with the server as
+     * argument, typed {@code Object} so this class needs nothing of {@code java.management}): the agent
+     * registers its bean in the platform server when someone first asks for it, rather than creating
+     * that server itself.
+     */
+    public static void platformMBeanServer(Object server) {
+        java.util.function.Consumer<Object> l = platformServerListener;
+        if (l == null) return;
+        try {
+            l.accept(server);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
     /** Reported once on stderr; the application goes on over TCP for the affected call. */
     private static void failed(Throwable t) {
         if (!reported) {

@@ -38,7 +38,9 @@ final class StatusCommand implements Command {
 
                 The same data is the JMX MBean io.sora:type=Connections (attributes Connections,
                 FastPaths, Problems, ...), for JConsole or any JMX collector. With -javaagent the bean
-                appears 2 s after start-up (-Dsora.jmx.delay=MILLIS).
+                is registered when the JVM's platform MBean server is first created (by this command,
+                by JConsole, or by the application); -Dsora.jmx.delay=MILLIS registers it that long
+                after start-up instead.
                 """;
     }
 

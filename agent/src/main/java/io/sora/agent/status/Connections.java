@@ -56,7 +56,15 @@ public final class Connections implements ConnectionsMXBean {
      * @throws JMException when it cannot (for instance another sora bean is registered already)
      */
     public void register() throws JMException {
-        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        register(ManagementFactory.getPlatformMBeanServer());
+    }
+
+    /**
+     * Registers this bean in {@code server} (the platform server, as it is being handed out).
+     *
+     * @throws JMException when it cannot (for instance another sora bean is registered already)
+     */
+    public void register(MBeanServer server) throws JMException {
         try {
             server.registerMBean(this, objectName());
         } catch (InstanceAlreadyExistsException e) {

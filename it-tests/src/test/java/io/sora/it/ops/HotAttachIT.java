@@ -43,7 +43,8 @@ class HotAttachIT {
             assertTrue(attach.out.startsWith("sora attached to " + pid), attach::toString);
             assertTrue(attach.out.contains("shm   available"), attach::toString);
 
-            List<String> clientArgs = List.of("-javaagent:" + ForkedJvm.agentJar() + "=conf=" + clientConf, "-Dsora.jmx.delay=0");
+            // no -Dsora.jmx.delay: the client's bean is registered when status first asks (StatusBeanOnDemandIT)
+            List<String> clientArgs = List.of("-javaagent:" + ForkedJvm.agentJar() + "=conf=" + clientConf);
             try (ForkedJvm client = ForkedJvm.start(jdk, clientArgs, cp, "io.sora.it.ops.ChattyClient", "" + port, "240")) {
                 client.awaitLine("READY", 60_000);
                 String first = open(client, 1);
