@@ -208,6 +208,16 @@ final class PairedChannel {
     /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); the selecting thread's. */
     Selector direct;
 
+    /** Tells the peer that this connection is read through a selector (see {@link ChannelSelection#selecting}). */
+    void readsThroughSelector() {
+        medium.markReadsThroughSelector();
+    }
+
+    /** Whether the peer reads through a selector: its answers come through its event loop. */
+    boolean peerReadsThroughSelector() {
+        return medium.peerReadsThroughSelector();
+    }
+
     /** The medium's bell channel (null: none), for a selector to poll itself. */
     java.nio.channels.SelectableChannel bellChannel() {
         return medium.bellChannel();

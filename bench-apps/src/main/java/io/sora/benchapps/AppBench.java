@@ -31,6 +31,8 @@ public final class AppBench {
     private static final String CLIENT_MAIN = "io.sora.benchapps.QueryClient";
     /** The netty app's client: 4 KiB echo round trips on Netty's event loop, reported as "queries". */
     private static final String NETTY_CLIENT_MAIN = "io.sora.benchapps.NettyClient";
+    /** The http app's client: the JDK's HttpClient against the JDK's HttpServer, point queries as GETs. */
+    private static final String HTTP_CLIENT_MAIN = "io.sora.benchapps.HttpQueryClient";
 
     /** One run: one app, one placement, one path, one pair; the client's figures and the path evidence. */
     record Run(String app, String placement, String path, int pair, int order, Map<String, String> figures, Proof proof) {
@@ -181,9 +183,15 @@ public final class AppBench {
         }
         long clientDeadlineMs = o.timeoutSeconds * 1000L;
         long serverDeadlineMs = 2 * clientDeadlineMs + 120_000L;
+        if (app.equals("http")) {
+            // TCP at its best: without it the JDK's server writes headers and body in two segments and
+            // each response waits for the client's delayed ACK (Nagle): ~48 ms a request over TCP here,
+            // which would make any fast path look 100x faster
+            serverCmd.add("-Dsun.net.httpserver.nodelay=true");
+        }
         serverCmd.addAll(List.of("-cp", classPath, SERVER_MAIN, app, Integer.toString(port), dir.resolve("data").toString(),
                 Long.toString(pid), Long.toString(serverDeadlineMs)));
-        clientCmd.addAll(List.of("-cp", classPath, app.equals("netty") ? NETTY_CLIENT_MAIN : CLIENT_MAIN, url(app, port), Integer.toString(o.rows),
+        clientCmd.addAll(List.of("-cp", classPath, clientMain(app), url(app, port), Integer.toString(o.rows),
                 Integer.toString(o.warmup), Integer.toString(o.queries), Long.toString(o.seed),
                 Long.toString(pid), Long.toString(clientDeadlineMs)));
 
@@ -228,11 +236,20 @@ public final class AppBench {
         return List.of("-javaagent:" + o.agent, "-Dsora.conf=" + conf, "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + trace);
     }
 
+    private static String clientMain(String app) {
+        return switch (app) {
+            case "netty" -> NETTY_CLIENT_MAIN;
+            case "http" -> HTTP_CLIENT_MAIN;
+            default -> CLIENT_MAIN;
+        };
+    }
+
     private static String url(String app, int port) {
         return switch (app) {
             case "h2" -> "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:bench";
             case "derby" -> "jdbc:derby://127.0.0.1:" + port + "/memory:bench;create=true";
             case "netty" -> "127.0.0.1:" + port;
+            case "http" -> "http://127.0.0.1:" + port;
             default -> throw new IllegalArgumentException(app);
         };
     }

@@ -12,13 +12,13 @@ import java.sql.SQLException;
 import java.util.List;
 
 /**
- * The server JVM of one run: an unmodified H2 TCP server, Derby network server or Netty echo server on
+ * The server JVM of one run: an unmodified H2 TCP server, Derby network server, Netty echo server or the JDK's HTTP server on
  * 127.0.0.1:PORT, started through the application's own API. Prints {@code READY} once the
  * application's server socket is listening (seen in /proc/net/tcp, so that no connection is made
  * just to find out), then waits for the driver to write {@code stop} on stdin (or close it), stops
  * the application, prints {@code STOPPED} and exits 0.
  *
- * <p>Arguments: {@code h2|derby|netty PORT DIR DRIVER_PID DEADLINE_MS}.
+ * <p>Arguments: {@code h2|derby|netty|http PORT DIR DRIVER_PID DEADLINE_MS}.
  */
 public final class AppServer {
     private AppServer() {
@@ -35,6 +35,7 @@ public final class AppServer {
             case "h2" -> stop = startH2(port, dir);
             case "derby" -> stop = startDerby(port, dir);
             case "netty" -> stop = startNetty(port);
+            case "http" -> stop = startHttp(port);
             default -> throw new IllegalArgumentException("unknown app " + app);
         }
         awaitListening(port, 30_000);
@@ -85,6 +86,28 @@ public final class AppServer {
             worker.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
             boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         };
+    }
+
+    /**
+     * The JDK's own HTTP server ({@code com.sun.net.httpserver}, a selector thread and blocking
+     * exchanges), its default executor (the dispatcher thread runs the handler): {@code GET /row?id=N}
+     * answers {@link QueryClient#valueOf}{@code (N)} as text, a point query over HTTP/1.1 keep-alive.
+     */
+    private static Runnable startHttp(int port) throws java.io.IOException {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(InetAddress.getByName("127.0.0.1"), port), 0);
+        server.createContext("/row", exchange -> {
+            try (exchange) {
+                String query = exchange.getRequestURI().getRawQuery();
+                int id = query != null && query.startsWith("id=") ? Integer.parseInt(query.substring(3)) : -1;
+                byte[] body = (id < 0 ? "bad query " + query : QueryClient.valueOf(id)).getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+                exchange.sendResponseHeaders(id < 0 ? 400 : 200, body.length);
+                exchange.getResponseBody().write(body);
+            }
+        });
+        server.start();
+        return () -> server.stop(0);
     }
 
     /** H2's TCP server, bound to 127.0.0.1 only; clients may create the in-memory database. */

@@ -6,7 +6,7 @@ import java.util.List;
 
 /** The driver's command line. */
 final class Options {
-    static final List<String> APPS = List.of("h2", "derby", "netty");
+    static final List<String> APPS = List.of("h2", "derby", "netty", "http");
     static final List<String> PLACEMENTS = List.of("unpinned", "same");
 
     String agent;
@@ -31,7 +31,7 @@ final class Options {
               --agent JAR          the sora agent jar (the shm path attaches it to both JVMs)
               --quick              smoke run: 2 pairs, 1000 warm-up queries
               --pairs N            tcp/shm pairs per app and placement (5; --quick 2)
-              --apps LIST          any of h2,derby,netty (all three)
+              --apps LIST          any of h2,derby,netty,http (all four)
               --placements LIST    any of unpinned,same (unpinned); same = both JVMs on 'taskset -c 0'
               --rows N             rows in the table (1000)
               --queries N          timed point queries per run (10000)

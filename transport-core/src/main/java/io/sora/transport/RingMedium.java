@@ -140,6 +140,20 @@ public interface RingMedium {
         announceReaderWaiting(armed);
     }
 
+    /**
+     * Tells the peer, once and for good, that this side reads through a selector (its channel was
+     * registered with one): its answers come through an event loop, so the peer's selector does not
+     * poll the rings for them ({@link #peerReadsThroughSelector}). No wake-up. The default: nothing
+     * (the peer's selector then polls, as for any peer).
+     */
+    default void markReadsThroughSelector() {
+    }
+
+    /** Whether the peer said it reads through a selector ({@link #markReadsThroughSelector}). */
+    default boolean peerReadsThroughSelector() {
+        return false;
+    }
+
     /** As {@link #armReaderWaker}, for the writer's credits. */
     default void armWriterWaker(boolean armed) {
         announceWriterWaiting(armed);

@@ -44,8 +44,10 @@ import java.util.Set;
  *    512     8  s2c consumer cursor          client reader
  *    640     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
  *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1)
+ *    648     4  client read mode             client (MODE_SELECTOR 1: its channel reads through a selector)
  *    768     4  server flags                 server
  *    772     4  server capabilities          server, at creation
+ *    776     4  server read mode             server
  *    896     4  server reader waiting        server reader (set), client writer (cleared to wake)
  *   1024     4  client reader waiting        client reader (set), server writer (cleared to wake)
  *   4096     n  c2s ring
@@ -83,6 +85,10 @@ final class Segment {
     /** Within a side's state line. */
     static final int FLAGS = 0;
     static final int CAPS = 4;
+    /** How this side reads, told to the peer ({@link #MODE_SELECTOR}); 0 until said. */
+    static final int MODE = 8;
+    /** This side's channel is read through a selector (its peer's selector need not poll for answers). */
+    static final int MODE_SELECTOR = 1;
     /** Capability: this side can wake a futex sleeper (sora's native library loaded). */
     static final int CAP_FUTEX = 1;
     static final int SLEEP_FUTEX = 1;

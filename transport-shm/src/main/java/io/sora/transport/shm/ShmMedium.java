@@ -257,6 +257,18 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         return channel;
     }
 
+    @Override
+    public void markReadsThroughSelector() {
+        if ((int) INTS.getOpaque(buf, offMyState + Segment.MODE) == 0) {
+            INTS.setRelease(buf, offMyState + Segment.MODE, Segment.MODE_SELECTOR);
+        }
+    }
+
+    @Override
+    public boolean peerReadsThroughSelector() {
+        return ((int) INTS.getOpaque(buf, offPeerState + Segment.MODE) & Segment.MODE_SELECTOR) != 0;
+    }
+
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {

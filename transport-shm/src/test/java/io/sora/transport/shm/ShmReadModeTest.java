@@ -1,0 +1,40 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.Tracer;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The read mode each end tells the other through the segment: whether its channel reads through a
+ * selector (then the other end's selector does not poll the rings for its answers). Both ends on one
+ * segment, as the two processes map it.
+ */
+class ShmReadModeTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void eachEndSeesOnlyWhatThePeerSaid() throws Exception {
+        Segment seg = Segment.create(tmp.resolve("seg"), 1 << 12, 1 << 12, ShmDirectory.randomBytes(Segment.SECRET_SIZE));
+        ShmMedium server = new ShmMedium(1, seg, true, null, Tracer.OFF, null, false);
+        ShmMedium client = new ShmMedium(1, seg, false, null, Tracer.OFF, null, false);
+        assertFalse(server.peerReadsThroughSelector(), "nothing said yet");
+        assertFalse(client.peerReadsThroughSelector(), "nothing said yet");
+
+        client.markReadsThroughSelector();
+        assertTrue(server.peerReadsThroughSelector(), "the client said it reads through a selector");
+        assertFalse(client.peerReadsThroughSelector(), "the server said nothing");
+
+        server.markReadsThroughSelector();
+        server.markReadsThroughSelector(); // idempotent
+        assertTrue(client.peerReadsThroughSelector());
+        assertTrue(server.peerReadsThroughSelector());
+        // the word is the mode's own: the flags beside it (closed, shut down) stay clear
+        assertTrue((server.peerFlags() & (io.sora.transport.RingMedium.CLOSED | io.sora.transport.RingMedium.OUTPUT_SHUTDOWN)) == 0);
+        assertTrue((client.peerFlags() & (io.sora.transport.RingMedium.CLOSED | io.sora.transport.RingMedium.OUTPUT_SHUTDOWN)) == 0);
+    }
+}
