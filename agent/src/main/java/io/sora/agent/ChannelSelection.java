@@ -261,12 +261,33 @@ final class ChannelSelection {
             }
             p.direct = null;
             int rc = (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET);
-            if (rc == 0 || rc == EEXIST) p.direct = selector;
+            if (rc == 0 || rc == EEXIST) {
+                p.direct = selector;
+                // the selector reads the bells from now on, the doorbell thread watches for the end only
+                if (!p.bellMuted) p.muteBell(true, bellControl);
+            }
         } catch (Throwable e) {
             // left to the doorbell thread
         }
     }
 
+    /**
+     * Narrows or restores the doorbell thread's epoll registration of a bell channel (run by that thread).
+     * With the selector reading the bells it polls, a bell wakes one thread instead of two (the doorbell
+     * thread, which read the byte and woke the selector a second time, cost a thread hand-off and a
+     * spare select per message, which left event-loop programs slower than over TCP: docs/nio.md).
+     */
+    private final io.sora.transport.RingMedium.BellControl bellControl = (watcher, channel, events) -> {
+        Jdk j = jdk;
+        if (j == null || j.epfd == null || !watcher.getClass().getName().equals("sun.nio.ch.EPollSelectorImpl")) return -1;
+        try {
+            return (int) j.ctl.invoke((int) j.epfd.invoke(watcher), EPOLL_CTL_MOD, (int) j.fdVal.invoke(channel), events);
+        } catch (Throwable t) {
+            return -1;
+        }
+    };
+
+    private static final int EPOLL_CTL_MOD = 3;
     private static final int EPOLL_CTL_ADD = 1;
     private static final int EPOLL_CTL_DEL = 2;
     private static final int EPOLLIN = 0x001;
@@ -286,12 +307,15 @@ final class ChannelSelection {
         int reported = n;
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
-            if (p != null) p.disarm();
+            // disarmed first: the bells read now wake no selector (this one is awake)
+            if (p != null && p.disarm() && p.bellMuted && p.direct == selector) p.drainBell();
         }
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
             if (p == null || !k.isValid()) {
                 keys.remove(k);
+                // no longer selected here: the doorbell thread reads the bells again
+                if (p != null && p.bellMuted) p.muteBell(false, bellControl);
                 continue;
             }
             int ready = p.ready(interest(k));

@@ -235,12 +235,30 @@ final class PairedChannel {
         armedOps |= ops;
     }
 
-    void disarm() {
-        if (armedOps == 0) return;
+    /** Disarms; true if it was armed (then the peer may have rung the bell). */
+    boolean disarm() {
+        if (armedOps == 0) return false;
         if ((armedOps & SelectionKey.OP_READ) != 0) medium.armReaderWaker(false);
         if ((armedOps & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(false);
         armedOps = 0;
         armed = null;
+        return true;
+    }
+
+    /** Whether the doorbell thread was told to leave the bells to the selector ({@link #direct}); the selecting thread's. */
+    boolean bellMuted;
+    private java.nio.ByteBuffer bellScratch;
+
+    /** Tells the medium's own thread to leave the bells to a selector ({@code mute}) or to read them again. */
+    void muteBell(boolean mute, io.sora.transport.RingMedium.BellControl control) {
+        medium.muteBell(mute, control);
+        bellMuted = mute;
+    }
+
+    /** Reads the bells waiting for this selector (see {@link io.sora.transport.RingMedium#drainBell}). */
+    void drainBell() {
+        if (bellScratch == null) bellScratch = java.nio.ByteBuffer.allocate(64);
+        medium.drainBell(bellScratch);
     }
 
     /** The medium woke this connection (the peer published, or went): an armed selector wakes. */

@@ -170,6 +170,41 @@ public interface RingMedium {
     }
 
     /**
+     * The selector of the medium's own thread that watches the {@link #bellChannel} (shm: the JVM's
+     * doorbell loop), or null. A selector polling the bell itself may narrow that watch to the peer's
+     * hang-up ({@link #bellMuted}) and read the bells itself ({@link #drainBell}), so that a bell wakes
+     * one thread, not two.
+     */
+    default java.nio.channels.Selector bellWatcher() {
+        return null;
+    }
+
+    /** Changes the events a watcher's epoll set waits for on a channel: 0, or an errno. */
+    interface BellControl {
+        int modify(java.nio.channels.Selector watcher, java.nio.channels.SelectableChannel channel, int epollEvents);
+    }
+
+    /**
+     * {@code mute}: a selector reads the bells from now on, and the {@link #bellWatcher} watches only
+     * for the peer's hang-up (its epoll events narrowed through {@code control}, by the watcher's own
+     * thread, which alone may touch its registration); false: the watcher reads the bells again. A
+     * thread of this connection about to sleep for a bell unmutes first. Asynchronous; the default
+     * does nothing (the watcher keeps reading the bells, and a selector that reads them too only
+     * takes some of them).
+     */
+    default void muteBell(boolean mute, BellControl control) {
+    }
+
+    /**
+     * Reads the bells waiting on the {@link #bellChannel}, as the medium's own thread would, waking
+     * what they wake; at the channel's end, marks the peer gone. Returns false once the channel is
+     * finished (peer gone, or closed here).
+     */
+    default boolean drainBell(java.nio.ByteBuffer scratch) {
+        return true;
+    }
+
+    /**
      * Blocks the local reader, after {@code announceReaderWaiting(true)} and a re-check, until the
      * peer's publish or {@link #wakeLocalReader()} wakes it or {@code timeoutNanos} ({@code <= 0}: no
      * limit) passes; may return early. Returns false without blocking when this medium does not block

@@ -31,6 +31,7 @@ final class DoorbellLoop {
     private static final DoorbellLoop INSTANCE = new DoorbellLoop();
 
     private final Queue<Object[]> registrations = new ConcurrentLinkedQueue<>();
+    private final Queue<Object[]> mutes = new ConcurrentLinkedQueue<>();
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(256);
     private final Consumer<SelectionKey> dispatch = this::dispatch;
     private Selector selector; // guarded by this; null while no thread runs
@@ -99,6 +100,51 @@ final class DoorbellLoop {
         }
     }
 
+    /** epoll's readable event: the loop's full watch of a channel. */
+    static final int EPOLLIN = 0x001;
+    /**
+     * The muted watch: no event asked for. epoll still reports a hang-up (EPOLLHUP: the peer closed or
+     * died, both directions shut) and errors, which the JDK's selector reports as readable, so the
+     * handler reads the end as before. Not EPOLLRDHUP: a half-close alone would be reported without
+     * anything the JDK translates, and the level-triggered loop would spin on it.
+     */
+    static final int MUTED = 0;
+
+    /**
+     * Narrows ({@code mute}) or restores the loop's watch of {@code channel}: muted, only the peer's
+     * hang-up wakes the loop ({@link #MUTED}: a selector reads the bells); restored, any byte does. Applied by the
+     * loop's thread (woken for it), which alone registers and deregisters its channels, so the
+     * descriptor changed is always this channel's.
+     */
+    void mute(SocketChannel channel, boolean mute, io.sora.transport.RingMedium.BellControl control) {
+        Selector s;
+        synchronized (this) {
+            s = selector;
+            if (s == null) return;
+            mutes.add(new Object[] {channel, mute, control});
+        }
+        s.wakeup();
+    }
+
+    private void applyMutes(Selector s) {
+        Object[] m;
+        while ((m = mutes.poll()) != null) {
+            SocketChannel ch = (SocketChannel) m[0];
+            SelectionKey k = ch.keyFor(s);
+            if (k == null || !k.isValid() || !ch.isOpen()) continue;
+            try {
+                ((io.sora.transport.RingMedium.BellControl) m[2]).modify(s, ch, (Boolean) m[1] ? MUTED : EPOLLIN);
+            } catch (RuntimeException e) {
+                // left as it was: both threads read the bells
+            }
+        }
+    }
+
+    /** The loop's selector, or null while no loop runs. */
+    synchronized Selector selector() {
+        return selector;
+    }
+
     /** The loop's thread, or null while none runs (tests). */
     synchronized Thread thread() {
         return thread;
@@ -130,6 +176,7 @@ final class DoorbellLoop {
                         ((Handler) r[1]).onReadable(ch, scratch.clear());
                     }
                 }
+                applyMutes(s);
                 if (closing && endIfIdle(s)) break;
             } catch (IOException | RuntimeException e) {
                 // A selector failure must not kill the only doorbell thread; go on selecting.

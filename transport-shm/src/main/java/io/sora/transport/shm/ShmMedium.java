@@ -77,6 +77,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     private final ByteBuffer commitFrame = ByteBuffer.allocate(Wire.COMMIT_FRAME_SIZE);
     private volatile CommitListener commitListener;
     private volatile Waker waker;
+    /** Non-null while a selector reads the bells and the doorbell thread watches only for hang-up. */
+    private volatile BellControl muteControl;
     private volatile boolean peerDead;
     private volatile boolean closed;
 
@@ -258,6 +260,35 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     @Override
+    public java.nio.channels.Selector bellWatcher() {
+        return channel == null ? null : DoorbellLoop.get().selector();
+    }
+
+    @Override
+    public void muteBell(boolean mute, BellControl control) {
+        if (channel == null) return;
+        muteControl = mute ? control : null;
+        DoorbellLoop.get().mute(channel, mute, control);
+    }
+
+    /** Before a thread sleeps for a bell: the doorbell thread must read the bells again. */
+    private void unmuteBell() {
+        BellControl c = muteControl;
+        if (c != null) muteBell(false, c);
+    }
+
+    @Override
+    public boolean drainBell(ByteBuffer scratch) {
+        // bounded: a peer ringing without pause is read again at the next wake-up
+        for (int i = 0; i < 16; i++) {
+            scratch.clear();
+            if (!onReadable(channel, scratch)) return false;
+            if (scratch.position() == 0) return true;
+        }
+        return true;
+    }
+
+    @Override
     public void markReadsThroughSelector() {
         if ((int) INTS.getOpaque(buf, offMyState + Segment.MODE) == 0) {
             INTS.setRelease(buf, offMyState + Segment.MODE, Segment.MODE_SELECTOR);
@@ -285,6 +316,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public boolean awaitReader(long timeoutNanos) {
         if (readerSleep != Segment.SLEEP_FUTEX) {
+            unmuteBell();
             readerBellSleeps++;
             return false;
         }
@@ -296,6 +328,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public boolean awaitWriter() {
         if (writerSleep != Segment.SLEEP_FUTEX) {
+            unmuteBell();
             writerBellSleeps++;
             return false;
         }
