@@ -2,7 +2,6 @@ package io.sora.it.apps;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -31,13 +30,13 @@ public final class ChannelPeer {
             try (ServerSocketChannel ss = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
                 System.out.println("PORT " + ((InetSocketAddress) ss.getLocalAddress()).getPort());
                 try (SocketChannel ch = ss.accept()) {
-                    System.out.println("PATH " + path(ch));
+                    System.out.println("PATH " + BridgePath.of(ch));
                     serve(ch);
                 }
             }
         } else {
             try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(args[1])))) {
-                System.out.println("PATH " + path(ch));
+                System.out.println("PATH " + BridgePath.of(ch));
                 talk(ch);
             }
         }
@@ -100,15 +99,5 @@ public final class ChannelPeer {
         byte[] b = new byte[DOWN];
         for (int i = 0; i < b.length; i++) b[i] = (byte) (i * 7 + 3);
         return b;
-    }
-
-    private static String path(SocketChannel ch) {
-        try {
-            Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
-            Method m = bridge.getMethod("pathOf", SocketChannel.class);
-            return (String) m.invoke(null, ch);
-        } catch (ReflectiveOperationException e) {
-            return "no-agent";
-        }
     }
 }

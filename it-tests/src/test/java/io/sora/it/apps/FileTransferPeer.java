@@ -1,7 +1,6 @@
 package io.sora.it.apps;
 
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.channels.FileChannel;
@@ -45,7 +44,7 @@ public final class FileTransferPeer {
             try (ServerSocketChannel ss = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
                 System.out.println("PORT " + ((InetSocketAddress) ss.getLocalAddress()).getPort());
                 try (SocketChannel ch = ss.accept()) {
-                    System.out.println("PATH " + path(ch));
+                    System.out.println("PATH " + BridgePath.of(ch));
                     receive(ch, dir.resolve("server-received"), UP, 1);
                     send(ch, dir);
                 }
@@ -53,7 +52,7 @@ public final class FileTransferPeer {
         } else {
             Path dir = Path.of(args[2]);
             try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(args[1])))) {
-                System.out.println("PATH " + path(ch));
+                System.out.println("PATH " + BridgePath.of(ch));
                 Path file = write(dir.resolve("client-sent"), UP, 1);
                 try (FileChannel fc = FileChannel.open(file, StandardOpenOption.READ)) {
                     // a first piece from a non-zero position, with a count, then the rest with a count beyond the end
@@ -147,15 +146,5 @@ public final class FileTransferPeer {
         byte[] b = new byte[size];
         for (int i = 0; i < b.length; i++) b[i] = (byte) (i * (seed == 1 ? 31 : 7) + (i >>> 13) + seed);
         return b;
-    }
-
-    private static String path(SocketChannel ch) {
-        try {
-            Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
-            Method m = bridge.getMethod("pathOf", SocketChannel.class);
-            return (String) m.invoke(null, ch);
-        } catch (ReflectiveOperationException e) {
-            return "no-agent";
-        }
     }
 }

@@ -1,7 +1,6 @@
 package io.sora.it.apps;
 
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -36,7 +35,7 @@ public final class SelectorVictimPeer {
              Selector selector = Selector.open()) {
             System.out.println("PORT " + ((InetSocketAddress) ss.getLocalAddress()).getPort());
             try (SocketChannel ch = ss.accept()) {
-                System.out.println("PATH " + path(ch));
+                System.out.println("PATH " + BridgePath.of(ch));
                 ch.configureBlocking(false);
                 ch.register(selector, SelectionKey.OP_READ);
                 ByteBuffer buf = ByteBuffer.allocate(4096);
@@ -81,16 +80,6 @@ public final class SelectorVictimPeer {
             }
             System.out.println("READY");
             Thread.sleep(120_000); // killed before this ends
-        }
-    }
-
-    private static String path(SocketChannel ch) {
-        try {
-            Class<?> bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
-            Method m = bridge.getMethod("pathOf", SocketChannel.class);
-            return (String) m.invoke(null, ch);
-        } catch (ReflectiveOperationException e) {
-            return "no-agent";
         }
     }
 }
