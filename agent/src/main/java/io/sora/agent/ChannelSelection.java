@@ -150,9 +150,7 @@ final class ChannelSelection {
     }
 
     void registering(Selector selector, SelectionKey key) {
-        PairedChannel paired = channels.paired(key.channel());
-        if (paired == null) return;
-        paired.readsThroughSelector();
+        if (channels.paired(key.channel()) == null) return;
         Set<SelectionKey> keys = keysBySelector.get(selector);
         if (keys == null) {
             Set<SelectionKey> fresh = ConcurrentHashMap.newKeySet();
@@ -230,6 +228,7 @@ final class ChannelSelection {
             int interest = interest(k);
             if (p != null && interest != 0) {
                 if (p.direct != selector) pollBellDirectly(selector, p);
+                else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper, a cancelled key)
                 p.arm(selector, interest);
             }
         }
@@ -264,11 +263,15 @@ final class ChannelSelection {
             if (rc == 0 || rc == EEXIST) {
                 p.direct = selector;
                 // the selector reads the bells from now on, the doorbell thread watches for the end only
-                if (!p.bellMuted) p.muteBell(true, bellControl);
+                if (!p.bellMuted()) p.muteBell(true, bellControl);
+                return;
             }
         } catch (Throwable e) {
-            // left to the doorbell thread
+            // left to the doorbell thread, below
         }
+        // not polled here (moving from another selector failed half-way, or never started): the doorbell
+        // thread must read the bells, or this selector would sleep through them
+        if (p.bellMuted()) p.muteBell(false, bellControl);
     }
 
     /**
@@ -308,14 +311,14 @@ final class ChannelSelection {
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
             // disarmed first: the bells read now wake no selector (this one is awake)
-            if (p != null && p.disarm() && p.bellMuted && p.direct == selector) p.drainBell();
+            if (p != null && p.disarm() && p.direct == selector && p.bellMuted()) p.drainBell();
         }
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
             if (p == null || !k.isValid()) {
                 keys.remove(k);
                 // no longer selected here: the doorbell thread reads the bells again
-                if (p != null && p.bellMuted) p.muteBell(false, bellControl);
+                if (p != null && p.bellMuted()) p.muteBell(false, bellControl);
                 continue;
             }
             int ready = p.ready(interest(k));

@@ -208,10 +208,8 @@ final class PairedChannel {
     /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); the selecting thread's. */
     Selector direct;
 
-    /** Tells the peer that this connection is read through a selector (see {@link ChannelSelection#selecting}). */
-    void readsThroughSelector() {
-        medium.markReadsThroughSelector();
-    }
+    /** Whether the peer was told that this connection is read through a selector (see {@link ChannelSelection#selecting}). */
+    private boolean readsThroughSelector;
 
     /** Whether the peer reads through a selector: its answers come through its event loop. */
     boolean peerReadsThroughSelector() {
@@ -230,7 +228,15 @@ final class PairedChannel {
     void arm(Selector selector, int interest) {
         armed = selector;
         int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-        if ((ops & SelectionKey.OP_READ) != 0) medium.armReaderWaker(true);
+        if ((ops & SelectionKey.OP_READ) != 0) {
+            // told at the first wait for reading through a selector, not at registration: a selector
+            // used only to connect, or a temporary one, must not mark a channel read with streams
+            if (!readsThroughSelector) {
+                readsThroughSelector = true;
+                medium.markReadsThroughSelector();
+            }
+            medium.armReaderWaker(true);
+        }
         if ((ops & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(true);
         armedOps |= ops;
     }
@@ -245,14 +251,16 @@ final class PairedChannel {
         return true;
     }
 
-    /** Whether the doorbell thread was told to leave the bells to the selector ({@link #direct}); the selecting thread's. */
-    boolean bellMuted;
     private java.nio.ByteBuffer bellScratch;
 
     /** Tells the medium's own thread to leave the bells to a selector ({@code mute}) or to read them again. */
     void muteBell(boolean mute, io.sora.transport.RingMedium.BellControl control) {
         medium.muteBell(mute, control);
-        bellMuted = mute;
+    }
+
+    /** Whether the bells are left to a selector (the medium's state: a thread sleeping for a bell unmutes). */
+    boolean bellMuted() {
+        return medium.bellMuted();
     }
 
     /** Reads the bells waiting for this selector (see {@link io.sora.transport.RingMedium#drainBell}). */

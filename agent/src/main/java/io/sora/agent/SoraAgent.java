@@ -241,22 +241,29 @@ public final class SoraAgent {
                     register(() -> bean.register((javax.management.MBeanServer) server));
                 }
             });
-            ManagementPatch patch = new ManagementPatch(inst);
+            // a ManagementFactory that cannot be patched after all (an unknown JDK) falls back to the timer
+            ManagementPatch patch = new ManagementPatch(inst, () -> registerLater(bean, 2000L));
             try {
                 if (patch.install(bridge)) {
                     managementPatch = patch;
                     return;
                 }
             } catch (RuntimeException | LinkageError e) {
-                System.err.println("[sora] WARN cannot wait for the platform MBean server (" + e + "); registering "
-                        + ConnectionsMXBean.OBJECT_NAME + " now");
+                System.err.println("[sora] WARN cannot wait for the platform MBean server (" + e + "); "
+                        + ConnectionsMXBean.OBJECT_NAME + " is registered 2 s after start-up");
             }
-            // ManagementFactory was loaded before the agent (the server may exist already): now
+            // ManagementFactory was loaded before the agent (by another agent, say), unpatched: registered
+            // as before this existed, 2 s after start-up, off the start-up path and after the application
+            // had the chance to set up JMX and java.util.logging its own way
             SoraBridge.onPlatformMBeanServer(null);
-            register(bean);
+            registerLater(bean, 2000L);
             return;
         }
-        long delay = Long.getLong("sora.jmx.delay", 2000L);
+        registerLater(bean, Long.getLong("sora.jmx.delay", 2000L));
+    }
+
+    /** Registers the bean from a daemon thread after {@code delay} ms, if the agent still runs then. */
+    private static void registerLater(Connections bean, long delay) {
         Thread t = new Thread(() -> {
             try {
                 Thread.sleep(Math.max(0, delay));

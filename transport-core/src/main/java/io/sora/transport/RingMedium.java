@@ -195,6 +195,11 @@ public interface RingMedium {
     default void muteBell(boolean mute, BellControl control) {
     }
 
+    /** Whether the bells are left to a selector now ({@link #muteBell}); false once anything unmuted them. */
+    default boolean bellMuted() {
+        return false;
+    }
+
     /**
      * Reads the bells waiting on the {@link #bellChannel}, as the medium's own thread would, waking
      * what they wake; at the channel's end, marks the peer gone. Returns false once the channel is

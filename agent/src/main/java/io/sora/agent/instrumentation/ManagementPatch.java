@@ -36,11 +36,14 @@ public final class ManagementPatch implements ClassFileTransformer {
     static final String DESC = "()Ljavax/management/MBeanServer;";
 
     private final Instrumentation inst;
+    private final Runnable fallback;
     private volatile boolean installed;
     private volatile String error;
 
-    public ManagementPatch(Instrumentation inst) {
+    /** @param fallback run once if {@code ManagementFactory} turns out not to be patchable: the bean must still appear */
+    public ManagementPatch(Instrumentation inst, Runnable fallback) {
         this.inst = inst;
+        this.fallback = fallback;
     }
 
     /**
@@ -88,16 +91,21 @@ public final class ManagementPatch implements ClassFileTransformer {
     public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined,
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || !installed || !FACTORY.equals(name)) return null;
+        byte[] patched = null;
         try {
-            byte[] patched = patch(bytes);
+            patched = patch(bytes);
             if (patched == null) {
                 error = "java.lang.management.ManagementFactory: no " + METHOD + DESC + " (unknown JDK): left unchanged";
             }
-            return patched;
         } catch (Throwable t) {
             error = "java.lang.management.ManagementFactory: " + t;
-            return null;
         }
+        if (patched == null) {
+            uninstall();
+            System.err.println("[sora] WARN " + error + "; the status bean is registered 2 s after start-up instead");
+            fallback.run();
+        }
+        return patched;
     }
 
     /** The class file with the call inserted, or null when the method is not there. */

@@ -243,7 +243,7 @@ public final class FieldBench {
      * socket clients (FieldClient): one connection (latency, as pp4k) and 16 (throughput, as conns).
      */
     private void nio(Map<String, Placement> all, List<FieldCase> cases) {
-        for (Placement p : rowPlacements("nio", all, "unpinned")) {
+        for (Placement p : rowPlacements("nio", all, "unpinned", "split", "same")) {
             Spec one = new Spec(SIZE, o.pp4kRoundTrips(), 1, 0);
             FieldCase c = newCase(cases, "nio", "selector server, 1 conn, " + p.label(), p, false, one);
             for (int i = 1; i <= o.pairs; i++) {

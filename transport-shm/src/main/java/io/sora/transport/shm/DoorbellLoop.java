@@ -111,34 +111,52 @@ final class DoorbellLoop {
     static final int MUTED = 0;
 
     /**
-     * Narrows ({@code mute}) or restores the loop's watch of {@code channel}: muted, only the peer's
-     * hang-up wakes the loop ({@link #MUTED}: a selector reads the bells); restored, any byte does. Applied by the
+     * Brings the loop's watch of {@code channel} to what its medium wants now ({@link ShmMedium#bellMuted}):
+     * muted, only the peer's hang-up wakes the loop ({@link #MUTED}: a selector reads the bells);
+     * otherwise any byte does. The state is read when applied, so requests applied late or out of order
+     * still leave the last one's state. Applied by the
      * loop's thread (woken for it), which alone registers and deregisters its channels, so the
      * descriptor changed is always this channel's.
      */
-    void mute(SocketChannel channel, boolean mute, io.sora.transport.RingMedium.BellControl control) {
+    void syncMute(SocketChannel channel, ShmMedium medium) {
         Selector s;
         synchronized (this) {
             s = selector;
             if (s == null) return;
-            mutes.add(new Object[] {channel, mute, control});
+            mutes.add(new Object[] {channel, medium, 0});
         }
         s.wakeup();
     }
 
     private void applyMutes(Selector s) {
+        java.util.List<Object[]> again = null;
         Object[] m;
         while ((m = mutes.poll()) != null) {
             SocketChannel ch = (SocketChannel) m[0];
+            ShmMedium medium = (ShmMedium) m[1];
+            io.sora.transport.RingMedium.BellControl control = medium.bellControl();
             SelectionKey k = ch.keyFor(s);
-            if (k == null || !k.isValid() || !ch.isOpen()) continue;
+            if (control == null || k == null || !k.isValid() || !ch.isOpen()) continue;
+            int rc;
             try {
-                ((io.sora.transport.RingMedium.BellControl) m[2]).modify(s, ch, (Boolean) m[1] ? MUTED : EPOLLIN);
+                rc = control.modify(s, ch, medium.bellMuted() ? MUTED : EPOLLIN);
             } catch (RuntimeException e) {
-                // left as it was: both threads read the bells
+                continue; // left as it was: both threads read the bells
+            }
+            // a channel registered in this same turn reaches epoll only at the next select (the JDK adds
+            // it then): try again after it, a few times
+            if (rc == ENOENT && (int) m[2] < 3) {
+                if (again == null) again = new java.util.ArrayList<>(1);
+                again.add(new Object[] {m[0], m[1], (int) m[2] + 1});
             }
         }
+        if (again != null) {
+            mutes.addAll(again);
+            s.wakeup();
+        }
     }
+
+    private static final int ENOENT = 2;
 
     /** The loop's selector, or null while no loop runs. */
     synchronized Selector selector() {

@@ -79,6 +79,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     private volatile Waker waker;
     /** Non-null while a selector reads the bells and the doorbell thread watches only for hang-up. */
     private volatile BellControl muteControl;
+    private volatile BellControl bellControl;
     private volatile boolean peerDead;
     private volatile boolean closed;
 
@@ -267,8 +268,19 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public void muteBell(boolean mute, BellControl control) {
         if (channel == null) return;
+        bellControl = control;
         muteControl = mute ? control : null;
-        DoorbellLoop.get().mute(channel, mute, control);
+        DoorbellLoop.get().syncMute(channel, this);
+    }
+
+    /** What changes the doorbell loop's registration (the last one given); null if never muted. */
+    BellControl bellControl() {
+        return bellControl;
+    }
+
+    @Override
+    public boolean bellMuted() {
+        return muteControl != null;
     }
 
     /** Before a thread sleeps for a bell: the doorbell thread must read the bells again. */
@@ -369,6 +381,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public boolean onReadable(SocketChannel ch, ByteBuffer scratch) {
         if (closed) return false; // our own close: nothing to report
+        // closed after the peer's end was seen (by the doorbell thread, or a selector reading the bells):
+        // reported once
+        if (!ch.isOpen()) return false;
         int n;
         try {
             n = ch.read(scratch);
