@@ -111,25 +111,47 @@ final class ChildArgs {
         checkPath(socket, Socket.class, socket);
     }
 
+    /** The bridge's {@code pathOf(type)}, looked up once per type: the check runs in the timed loops' gaps. */
+    private final Map<Class<?>, java.lang.reflect.Method> pathOf = new java.util.concurrent.ConcurrentHashMap<>();
+    private volatile Class<?> bridge;
+    private volatile boolean bridgeChecked;
+
+    private synchronized void checkBridge(boolean wantAgent) {
+        if (bridgeChecked) return;
+        Class<?> b;
+        try {
+            b = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
+        } catch (ClassNotFoundException e) {
+            b = null;
+        }
+        if (wantAgent != (b != null)) {
+            fail("agent=" + get("agent") + " but the sora bootstrap bridge is " + (b == null ? "absent" : "present"));
+        }
+        try {
+            if (b != null && b.getMethod("delegate").invoke(null) == null) {
+                fail("the sora agent is attached but installed no delegate (its start-up failed; see stderr)");
+            }
+        } catch (NoSuchMethodException | IllegalAccessException | InvocationTargetException e) {
+            fail("SoraBridge.delegate failed: " + e);
+        }
+        bridge = b;
+        bridgeChecked = true;
+    }
+
     private void checkPath(Object connection, Class<?> type, Socket socket) {
         boolean wantAgent = "yes".equals(get("agent"));
         String want = get("path");
-        Class<?> bridge;
-        try {
-            bridge = Class.forName("io.sora.agent.bootstrap.SoraBridge", false, null);
-        } catch (ClassNotFoundException e) {
-            bridge = null;
-        }
-        if (wantAgent != (bridge != null)) {
-            fail("agent=" + get("agent") + " but the sora bootstrap bridge is " + (bridge == null ? "absent" : "present"));
-        }
+        if (!bridgeChecked) checkBridge(wantAgent);
+        Class<?> b = bridge;
         String actual = "tcp";
-        if (bridge != null) {
+        if (b != null) {
             try {
-                if (bridge.getMethod("delegate").invoke(null) == null) {
-                    fail("the sora agent is attached but installed no delegate (its start-up failed; see stderr)");
+                java.lang.reflect.Method m = pathOf.get(type);
+                if (m == null) {
+                    m = b.getMethod("pathOf", type);
+                    pathOf.put(type, m);
                 }
-                actual = String.valueOf(bridge.getMethod("pathOf", type).invoke(null, connection));
+                actual = String.valueOf(m.invoke(null, connection));
             } catch (NoSuchMethodException | IllegalAccessException | InvocationTargetException e) {
                 fail("SoraBridge.pathOf failed: " + e);
             }

@@ -203,13 +203,19 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void publishFlags(int flags) {
         INTS.getAndBitwiseOr(buf, offMyState + Segment.FLAGS, flags & (OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED));
         VarHandle.fullFence();
-        // Rare (half-close, close): wake both of the peer's threads, whichever way they sleep. A fresh
-        // buffer keeps this callable from any thread without sharing the data-path bells.
+        // A peer that closed its end has no thread left waiting on this connection, nor a channel to ring.
+        if (((int) INTS.getAcquire(buf, offPeerState + Segment.FLAGS) & CLOSED) != 0) return;
+        // Rare (half-close, close): wake both of the peer's threads, whichever way they sleep.
         if (futex) {
             wakeFutex(peerReaderWaiting);
             wakeFutex(peerWriterWaiting);
         }
-        ring(ByteBuffer.allocate(1));
+        // A close shuts the control channel right after this (close()): that EOF wakes the peer's
+        // doorbell thread or selector as a doorbell would, so a close rings no bell of its own (one
+        // wake-up of the peer's doorbell thread less per connection). A half-close keeps the channel:
+        // it rings, with a fresh buffer, which keeps this callable from any thread without sharing the
+        // data path's bells.
+        if ((flags & CLOSED) == 0) ring(ByteBuffer.allocate(1));
     }
 
     /** The peer's thread sleeping on {@code word} must see what was just published (after a full fence). */
@@ -461,7 +467,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public void close() {
         closed = true;
-        if (channel == null) return;
+        // Closed already when the doorbell thread saw the peer's end (peerGone): nothing left to shut.
+        if (channel == null || !channel.isOpen()) return;
         try {
             channel.shutdownOutput();
         } catch (IOException e) {
