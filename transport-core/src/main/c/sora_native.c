@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <jni.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -74,4 +75,16 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_Futex_wake0(JNIEnv *env, jc
     if (w == NULL) return -EINVAL;
     long rc = syscall(SYS_futex, w, FUTEX_WAKE, count, NULL, NULL, 0);
     return rc < 0 ? -errno : (jint)rc;
+}
+
+/*
+ * The CPU the calling thread runs on (sched_getcpu: the vDSO's getcpu, no system call on x86-64), or
+ * -1. A waiting reader compares it with the CPU its peer last waited on: a peer on this very CPU cannot
+ * run while this thread spins, so the wait hands the CPU over at once instead.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_ThisCpu_current0(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return sched_getcpu();
 }

@@ -202,11 +202,13 @@ final class ChannelSelection {
         // Awake for a moment first, as a blocked stream read is: a peer that answers within it is seen
         // in place, where a sleeping selector is woken through the doorbell thread (two hand-offs, which
         // made a selector server slower than over TCP). Bounded: the selector's TCP keys wait at most
-        // this. Only for peers that read with blocking streams (see pollPays).
-        if (SELECT_SPIN_NANOS > 0 && pollPays(keys)) {
+        // this. Only for peers that read with blocking streams (see poll).
+        int poll = SELECT_SPIN_NANOS > 0 ? poll(keys) : NO_POLL;
+        if (poll != NO_POLL) {
             long start = System.nanoTime();
             long until = start + SELECT_SPIN_NANOS;
-            boolean yielding = false;
+            // every peer polled for last waited on this CPU: it cannot answer while this thread spins
+            boolean yielding = poll == POLL_YIELDING;
             for (int i = 0; ; i++) {
                 // Spinning first, then yielding between looks, as a blocked stream read waits
                 // (AdaptiveWait): if the peer runs on this CPU, a selector that only spins keeps it from
@@ -358,12 +360,30 @@ final class ChannelSelection {
      * answers later), and a learnt policy that once stopped polling for a selector server did not come
      * back for most of the run (1.1-1.4x instead of 8x).
      */
-    private boolean pollPays(Set<SelectionKey> keys) {
+    private static final int NO_POLL = 0;
+    private static final int POLL_SPINNING = 1;
+    private static final int POLL_YIELDING = 2;
+
+    /**
+     * Whether the poll pays (some peer reads with blocking streams: a peer that reads through a selector
+     * answers through its event loop, not within a poll), and if so how
+     * it starts: yielding at once when every such peer's thread last waited on this thread's CPU (it
+     * can only answer once this one gives the CPU up), else spinning. This thread's CPU is recorded in
+     * each paired connection for its peer's waits.
+     */
+    private int poll(Set<SelectionKey> keys) {
+        int cpu = io.sora.transport.ThisCpu.current();
+        boolean pays = false;
+        boolean allHere = cpu >= 0;
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
-            if (p != null && interest(k) != 0 && !p.peerReadsThroughSelector()) return true;
+            if (p == null || interest(k) == 0) continue;
+            int here = cpu >= 0 ? p.peerOnCpu(cpu) : -1;
+            if (p.peerReadsThroughSelector()) continue;
+            pays = true;
+            if (here != 1) allHere = false;
         }
-        return false;
+        return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
     }
 
     private boolean anyReady(Set<SelectionKey> keys) {

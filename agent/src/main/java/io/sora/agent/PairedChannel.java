@@ -216,6 +216,16 @@ final class PairedChannel {
         return medium.peerReadsThroughSelector();
     }
 
+    /**
+     * Records {@code cpu} (the selecting thread's, {@code >= 0}) for the peer's waits and tells whether
+     * the peer's thread last waited on that same CPU: 1 yes, 0 on another, -1 unknown.
+     */
+    int peerOnCpu(int cpu) {
+        medium.publishCpu(cpu);
+        int peer = medium.peerCpu();
+        return peer < 0 ? -1 : peer == cpu ? 1 : 0;
+    }
+
     /** The medium's bell channel (null: none), for a selector to poll itself. */
     java.nio.channels.SelectableChannel bellChannel() {
         return medium.bellChannel();

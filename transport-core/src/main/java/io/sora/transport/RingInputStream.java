@@ -173,7 +173,7 @@ public final class RingInputStream extends InputStream {
                 }
                 if (!waiting) {
                     waiting = true;
-                    wait.begin();
+                    wait.begin(medium);
                     // the ring is empty: hand back every credit held back, before anyone waits on it
                     if (c != published) publishCredits(c);
                 }

@@ -149,6 +149,21 @@ public interface RingMedium {
     default void markReadsThroughSelector() {
     }
 
+    /**
+     * Records, for the peer, the CPU a local thread of this connection runs on as it starts to wait
+     * ({@link ThisCpu#current()}; no fence, no wake-up). The default: nothing (the medium cannot tell).
+     */
+    default void publishCpu(int cpu) {
+    }
+
+    /**
+     * The CPU the peer's thread last published with {@link #publishCpu} (when it last started a wait),
+     * or -1 when unknown: a waiter on that same CPU knows its peer cannot run while it spins.
+     */
+    default int peerCpu() {
+        return -1;
+    }
+
     /** Whether the peer said it reads through a selector ({@link #markReadsThroughSelector}). */
     default boolean peerReadsThroughSelector() {
         return false;

@@ -156,7 +156,7 @@ public final class RingOutputStream extends OutputStream {
                 } else {
                     if (!waiting) {
                         waiting = true;
-                        wait.begin();
+                        wait.begin(medium);
                     }
                     if (!slept && wait.idle()) continue;
                     slept = true;

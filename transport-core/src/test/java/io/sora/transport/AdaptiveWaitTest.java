@@ -129,6 +129,54 @@ class AdaptiveWaitTest {
         assertEquals(AdaptiveWait.MAX_SPIN_NANOS, w.spinNanos());
     }
 
+    /** One wait at {@code placement} caught after {@code nanos}; whether it yielded. */
+    private static boolean yieldedWaiting(AdaptiveWait w, long[] now, int placement, long nanos) {
+        w.begin(placement);
+        long end = now[0] + nanos;
+        while (now[0] < end) {
+            if (!w.idle()) throw new AssertionError("slept within a wait of " + nanos + " ns");
+            now[0] += 100;
+        }
+        boolean yielded = w.yielded();
+        w.caught();
+        w.end();
+        return yielded;
+    }
+
+    @Test
+    void aPeerOnThisCpuIsHandedTheCpuAtOnceWithoutSpinning() {
+        AdaptiveWait w = policy();
+        // 1 µs: well inside the spin phase, had the peer been elsewhere or unknown
+        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_HERE, 1_000), "yielded from the start");
+        assertFalse(yieldedWaiting(w, now, AdaptiveWait.PEER_UNKNOWN, 1_000), "unknown: spins first");
+        // such waits teach nothing about the spin phase (it serves peers of unknown placement)
+        for (int i = 0; i < 40; i++) yieldedWaiting(w, now, AdaptiveWait.PEER_HERE, 10_000);
+        assertEquals(AdaptiveWait.MAX_SPIN_NANOS, w.spinNanos());
+    }
+
+    @Test
+    void aPeerOnAnotherCpuGetsTheFullSpinPhaseEvenWhenTheLearntOneShrank() {
+        AdaptiveWait w = policy();
+        for (int i = 0; i < 40; i++) caughtAfter(w, now, 10_000); // answered after yielding: shrinks
+        assertEquals(0, w.spinNanos());
+        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_UNKNOWN, 5_000), "unknown: the learnt (empty) spin phase");
+        assertFalse(yieldedWaiting(w, now, AdaptiveWait.PEER_ELSEWHERE, 5_000), "elsewhere: spins its 8 µs");
+        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_ELSEWHERE, 10_000), "and yields after them");
+    }
+
+    @Test
+    void placementComparesThisCpuWithTheOneThePeerPublished() {
+        HeapRingMedium[] ends = HeapRingMedium.pair(64, 64);
+        HeapRingMedium m = ends[0];
+        assertEquals(AdaptiveWait.PEER_UNKNOWN, AdaptiveWait.placement(m, -1), "this thread's CPU unknown");
+        assertEquals(AdaptiveWait.PEER_UNKNOWN, AdaptiveWait.placement(m, 1), "the peer published none");
+        assertEquals(1, m.publishedCpu, "this thread's CPU is published for the peer");
+        ends[1].publishCpu(1);
+        assertEquals(AdaptiveWait.PEER_HERE, AdaptiveWait.placement(m, 1));
+        assertEquals(AdaptiveWait.PEER_ELSEWHERE, AdaptiveWait.placement(m, 0));
+        assertEquals(0, m.publishedCpu);
+    }
+
     @Test
     void atMostHalfTheCpusBusyWaitAtOnceAndSlotsAreGivenBack() {
         List<AdaptiveWait> holders = new ArrayList<>();

@@ -26,6 +26,8 @@ final class HeapRingMedium implements RingMedium {
     private volatile Waker waker;
     private volatile boolean peerDead;
     final AtomicInteger closeCalls = new AtomicInteger();
+    /** What this end published with {@link #publishCpu}; -1 while nothing. */
+    volatile int publishedCpu = -1;
 
     private HeapRingMedium(Ring in, Ring out) {
         this.in = in;
@@ -82,6 +84,16 @@ final class HeapRingMedium implements RingMedium {
         out.produced.set(produced);
         VarHandle.fullFence();
         if (out.readerWaiting.get() != 0) peer.wakeReader();
+    }
+
+    @Override
+    public void publishCpu(int cpu) {
+        publishedCpu = cpu;
+    }
+
+    @Override
+    public int peerCpu() {
+        return peer.publishedCpu;
     }
 
     @Override

@@ -45,9 +45,11 @@ import java.util.Set;
  *    640     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
  *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1)
  *    648     4  client read mode             client (MODE_SELECTOR 1: its channel reads through a selector)
+ *    652     4  client CPU + 1               client, as a thread of it starts to wait (0: unknown)
  *    768     4  server flags                 server
  *    772     4  server capabilities          server, at creation
  *    776     4  server read mode             server
+ *    780     4  server CPU + 1               server, as a thread of it starts to wait (0: unknown)
  *    896     4  server reader waiting        server reader (set), client writer (cleared to wake)
  *   1024     4  client reader waiting        client reader (set), server writer (cleared to wake)
  *   4096     n  c2s ring
@@ -89,6 +91,11 @@ final class Segment {
     static final int MODE = 8;
     /** This side's channel is read through a selector (its peer's selector need not poll for answers). */
     static final int MODE_SELECTOR = 1;
+    /**
+     * The CPU (plus one; 0 while unknown) a thread of this side ran on when it last started to wait: a
+     * hint, written without fences, read by the peer's waits (see {@code AdaptiveWait}).
+     */
+    static final int CPU = 12;
     /** Capability: this side can wake a futex sleeper (sora's native library loaded). */
     static final int CAP_FUTEX = 1;
     static final int SLEEP_FUTEX = 1;

@@ -195,6 +195,18 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     @Override
+    public void publishCpu(int cpu) {
+        int v = cpu + 1;
+        // only a change is written: the peer's waits read this line for the flags too
+        if ((int) INTS.getOpaque(buf, offMyState + Segment.CPU) != v) INTS.setOpaque(buf, offMyState + Segment.CPU, v);
+    }
+
+    @Override
+    public int peerCpu() {
+        return (int) INTS.getOpaque(buf, offPeerState + Segment.CPU) - 1;
+    }
+
+    @Override
     public int peerFlags() {
         return (int) INTS.getAcquire(buf, offPeerState + Segment.FLAGS) | (peerDead ? DEAD : 0);
     }

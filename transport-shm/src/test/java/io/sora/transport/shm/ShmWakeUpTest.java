@@ -29,6 +29,17 @@ class ShmWakeUpTest {
     }
 
     @Test
+    void theLibraryTellsWhichCpuThisThreadRunsOn() {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        int cpu = io.sora.transport.ThisCpu.current();
+        // availableProcessors counts the CPUs this process may use, not their numbers: a CPU number
+        // is only bounded by the machine's
+        int configured = (int) new java.io.File("/sys/devices/system/cpu").listFiles(
+                f -> f.getName().matches("cpu[0-9]+")).length;
+        assertTrue(cpu >= 0 && cpu < Math.max(cpus, configured), "CPU " + cpu + " of " + Math.max(cpus, configured));
+    }
+
+    @Test
     void futexSleepersAreWokenEveryTime() throws Exception {
         long[] s = WakeUpCheck.run(tmp, true);
         // {reader futex, reader bell, writer futex, writer bell}
