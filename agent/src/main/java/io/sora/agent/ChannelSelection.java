@@ -345,8 +345,17 @@ final class ChannelSelection {
         }
     }
 
+    private static final int NO_POLL = 0;
+    private static final int POLL_SPINNING = 1;
+    private static final int POLL_YIELDING = 2;
+
     /**
-     * Whether polling the rings before sleeping can pay: some connection's peer reads with blocking
+     * Whether polling the rings before sleeping can pay, and if so how the poll starts: yielding at once
+     * when every paying peer's thread last waited on this thread's CPU (it can only answer once this
+     * one gives the CPU up), else spinning. This thread's CPU is recorded in each paired connection
+     * for its peer's waits.
+     *
+     * <p>A poll can pay when some connection's peer reads with blocking
      * streams. Such a peer waits awake for the answer and writes its next message at once, within the
      * poll (the nio field row, a selector server and blocking clients: a ring found ready in 100% of
      * the polls once warm, 8x faster than TCP with the poll, about 1.1x without). A peer that reads
@@ -359,17 +368,6 @@ final class ChannelSelection {
      * other (a selector that sleeps answers later, so its blocking peer waits longer, sleeps, and
      * answers later), and a learnt policy that once stopped polling for a selector server did not come
      * back for most of the run (1.1-1.4x instead of 8x).
-     */
-    private static final int NO_POLL = 0;
-    private static final int POLL_SPINNING = 1;
-    private static final int POLL_YIELDING = 2;
-
-    /**
-     * Whether the poll pays (some peer reads with blocking streams: a peer that reads through a selector
-     * answers through its event loop, not within a poll), and if so how
-     * it starts: yielding at once when every such peer's thread last waited on this thread's CPU (it
-     * can only answer once this one gives the CPU up), else spinning. This thread's CPU is recorded in
-     * each paired connection for its peer's waits.
      */
     private int poll(Set<SelectionKey> keys) {
         int cpu = io.sora.transport.ThisCpu.current();
