@@ -376,10 +376,10 @@ final class ChannelSelection {
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
             if (p == null || interest(k) == 0) continue;
-            int here = cpu >= 0 ? p.peerOnCpu(cpu) : -1;
+            int placement = p.peerPlacement(cpu);
             if (p.peerReadsThroughSelector()) continue;
             pays = true;
-            if (here != 1) allHere = false;
+            if (placement != io.sora.transport.RingMedium.PEER_HERE) allHere = false;
         }
         return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
     }

@@ -216,14 +216,9 @@ final class PairedChannel {
         return medium.peerReadsThroughSelector();
     }
 
-    /**
-     * Records {@code cpu} (the selecting thread's, {@code >= 0}) for the peer's waits and tells whether
-     * the peer's thread last waited on that same CPU: 1 yes, 0 on another, -1 unknown.
-     */
-    int peerOnCpu(int cpu) {
-        medium.publishCpu(cpu);
-        int peer = medium.peerCpu();
-        return peer < 0 ? -1 : peer == cpu ? 1 : 0;
+    /** As the selecting thread on {@code cpu} starts to wait: see {@link io.sora.transport.RingMedium#peerPlacement}. */
+    int peerPlacement(int cpu) {
+        return medium.peerPlacement(cpu);
     }
 
     /** The medium's bell channel (null: none), for a selector to poll itself. */

@@ -33,7 +33,7 @@ package io.sora.transport;
  *       a host whose scheduler is slow to run a woken thread;</li>
  *   <li>the <em>spin phase</em> follows where the peer's thread runs when the medium can tell (shm
  *       with sora's native library: each side records its CPU as a thread of it starts to wait,
- *       {@link #placement}): none when the peer last waited on this thread's CPU, where it cannot run
+ *       {@link RingMedium#peerPlacement}): none when the peer last waited on this thread's CPU, where it cannot run
  *       while this one spins, the full {@value #MAX_SPIN_NANOS} ns when it is elsewhere. Where it
  *       cannot tell, the spin phase shrinks (halves, down to none) while waits keep being answered only
  *       after a yield, the sign that the peer runs on this CPU; a full spin is tried again every
@@ -101,39 +101,16 @@ final class AdaptiveWait {
         this.clock = clock;
     }
 
-    /** The peer's thread runs on a CPU this wait cannot tell (no native library, another medium). */
-    static final int PEER_UNKNOWN = 0;
-    /** The peer's thread last waited on this thread's CPU: it cannot run while this one spins. */
-    static final int PEER_HERE = 1;
-    /** The peer's thread last waited on another CPU: its answer can arrive while this one spins. */
-    static final int PEER_ELSEWHERE = 2;
-
-    /**
-     * Where the peer's thread runs, as far as {@code medium} can tell ({@link #PEER_UNKNOWN},
-     * {@link #PEER_HERE} or {@link #PEER_ELSEWHERE}); records this thread's CPU for the peer's waits.
-     */
-    static int placement(RingMedium medium) {
-        return placement(medium, ThisCpu.current());
-    }
-
-    /** As {@link #placement(RingMedium)}, this thread being on CPU {@code me} (-1: unknown). */
-    static int placement(RingMedium medium, int me) {
-        if (me < 0) return PEER_UNKNOWN;
-        medium.publishCpu(me);
-        int peer = medium.peerCpu();
-        return peer < 0 ? PEER_UNKNOWN : peer == me ? PEER_HERE : PEER_ELSEWHERE;
-    }
-
     /** Starts a wait: call before the first check of the condition. */
     void begin() {
-        begin(PEER_UNKNOWN);
+        begin(RingMedium.PEER_UNKNOWN);
     }
 
     /**
-     * Starts a wait whose peer runs at {@code placement} ({@link #placement}). Where the medium can
-     * tell, the spin phase follows it: none when the peer last waited on this CPU (the wait yields at
-     * once, handing the CPU over: on one CPU, unpinned threads the scheduler put together, or a
-     * compiler thread having taken the other CPU), a full one when it runs elsewhere; the spin phase
+     * Starts a wait whose peer runs at {@code placement} ({@link RingMedium#peerPlacement}). Where the
+     * medium can tell, the spin phase follows it: none when the peer last waited on this CPU (the wait
+     * yields at once, handing the CPU over: on one CPU, unpinned threads the scheduler put together, or
+     * a compiler thread having taken the other CPU), a full one when it runs elsewhere; the spin phase
      * learnt from yields (below) only serves peers whose CPU is unknown. Measured (FieldNioServer and
      * FieldClient unpinned, cold JVMs, 2 CPUs, 20,000 round trips): 99% of the client's waits found the
      * selector thread on its own CPU (the JIT compiler threads of both JVMs take the other one in the
@@ -149,7 +126,7 @@ final class AdaptiveWait {
 
     /** As {@link #begin(int)} with the placement {@code medium} tells (none when waits are disabled). */
     void begin(RingMedium medium) {
-        begin(enabled ? placement(medium) : PEER_UNKNOWN);
+        begin(enabled ? medium.peerPlacement(ThisCpu.current()) : RingMedium.PEER_UNKNOWN);
     }
 
     /**
@@ -169,8 +146,8 @@ final class AdaptiveWait {
             Thread.onSpinWait();
             return true;
         }
-        long spinFor = placement == PEER_HERE ? 0
-                : placement == PEER_ELSEWHERE || probing ? MAX_SPIN_NANOS : spinNanos;
+        long spinFor = placement == RingMedium.PEER_HERE ? 0
+                : placement == RingMedium.PEER_ELSEWHERE || probing ? MAX_SPIN_NANOS : spinNanos;
         // read the clock every 8th round while spinning (it costs about as much as a round)
         if ((rounds & 7) != 0 && !yielded && spinFor > 0) {
             Thread.onSpinWait();
@@ -212,7 +189,7 @@ final class AdaptiveWait {
         release();
         if (rounds == 0) return; // no wait at all
         long waited = clock.getAsLong() - start;
-        if (placement != PEER_UNKNOWN) {
+        if (placement != RingMedium.PEER_UNKNOWN) {
             // the spin phase followed the peer's CPU: nothing to learn about it from this wait
         } else if (yielded) {
             if (++yieldWins >= YIELD_WINS_TO_SHRINK) {

@@ -164,6 +164,26 @@ public interface RingMedium {
         return -1;
     }
 
+    /** {@link #peerPlacement}: the peer's CPU, or this thread's, is unknown. */
+    int PEER_UNKNOWN = 0;
+    /** {@link #peerPlacement}: the peer's thread last waited on this thread's CPU; it cannot run while this one spins. */
+    int PEER_HERE = 1;
+    /** {@link #peerPlacement}: the peer's thread last waited on another CPU; its answer can come while this one spins. */
+    int PEER_ELSEWHERE = 2;
+
+    /**
+     * As a thread of this connection starts to wait on CPU {@code cpu} ({@link ThisCpu#current()}, -1:
+     * unknown): records it for the peer ({@link #publishCpu}) and tells where the peer's thread runs,
+     * {@link #PEER_UNKNOWN}, {@link #PEER_HERE} or {@link #PEER_ELSEWHERE}. Stream waits
+     * ({@code AdaptiveWait}) and a selector's poll decide with it whether spinning can pay.
+     */
+    default int peerPlacement(int cpu) {
+        if (cpu < 0) return PEER_UNKNOWN;
+        publishCpu(cpu);
+        int peer = peerCpu();
+        return peer < 0 ? PEER_UNKNOWN : peer == cpu ? PEER_HERE : PEER_ELSEWHERE;
+    }
+
     /** Whether the peer said it reads through a selector ({@link #markReadsThroughSelector}). */
     default boolean peerReadsThroughSelector() {
         return false;

@@ -147,10 +147,10 @@ class AdaptiveWaitTest {
     void aPeerOnThisCpuIsHandedTheCpuAtOnceWithoutSpinning() {
         AdaptiveWait w = policy();
         // 1 µs: well inside the spin phase, had the peer been elsewhere or unknown
-        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_HERE, 1_000), "yielded from the start");
-        assertFalse(yieldedWaiting(w, now, AdaptiveWait.PEER_UNKNOWN, 1_000), "unknown: spins first");
+        assertTrue(yieldedWaiting(w, now, RingMedium.PEER_HERE, 1_000), "yielded from the start");
+        assertFalse(yieldedWaiting(w, now, RingMedium.PEER_UNKNOWN, 1_000), "unknown: spins first");
         // such waits teach nothing about the spin phase (it serves peers of unknown placement)
-        for (int i = 0; i < 40; i++) yieldedWaiting(w, now, AdaptiveWait.PEER_HERE, 10_000);
+        for (int i = 0; i < 40; i++) yieldedWaiting(w, now, RingMedium.PEER_HERE, 10_000);
         assertEquals(AdaptiveWait.MAX_SPIN_NANOS, w.spinNanos());
     }
 
@@ -159,21 +159,21 @@ class AdaptiveWaitTest {
         AdaptiveWait w = policy();
         for (int i = 0; i < 40; i++) caughtAfter(w, now, 10_000); // answered after yielding: shrinks
         assertEquals(0, w.spinNanos());
-        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_UNKNOWN, 5_000), "unknown: the learnt (empty) spin phase");
-        assertFalse(yieldedWaiting(w, now, AdaptiveWait.PEER_ELSEWHERE, 5_000), "elsewhere: spins its 8 µs");
-        assertTrue(yieldedWaiting(w, now, AdaptiveWait.PEER_ELSEWHERE, 10_000), "and yields after them");
+        assertTrue(yieldedWaiting(w, now, RingMedium.PEER_UNKNOWN, 5_000), "unknown: the learnt (empty) spin phase");
+        assertFalse(yieldedWaiting(w, now, RingMedium.PEER_ELSEWHERE, 5_000), "elsewhere: spins its 8 µs");
+        assertTrue(yieldedWaiting(w, now, RingMedium.PEER_ELSEWHERE, 10_000), "and yields after them");
     }
 
     @Test
     void placementComparesThisCpuWithTheOneThePeerPublished() {
         HeapRingMedium[] ends = HeapRingMedium.pair(64, 64);
         HeapRingMedium m = ends[0];
-        assertEquals(AdaptiveWait.PEER_UNKNOWN, AdaptiveWait.placement(m, -1), "this thread's CPU unknown");
-        assertEquals(AdaptiveWait.PEER_UNKNOWN, AdaptiveWait.placement(m, 1), "the peer published none");
+        assertEquals(RingMedium.PEER_UNKNOWN, m.peerPlacement(-1), "this thread's CPU unknown");
+        assertEquals(RingMedium.PEER_UNKNOWN, m.peerPlacement(1), "the peer published none");
         assertEquals(1, m.publishedCpu, "this thread's CPU is published for the peer");
         ends[1].publishCpu(1);
-        assertEquals(AdaptiveWait.PEER_HERE, AdaptiveWait.placement(m, 1));
-        assertEquals(AdaptiveWait.PEER_ELSEWHERE, AdaptiveWait.placement(m, 0));
+        assertEquals(RingMedium.PEER_HERE, m.peerPlacement(1));
+        assertEquals(RingMedium.PEER_ELSEWHERE, m.peerPlacement(0));
         assertEquals(0, m.publishedCpu);
     }
 
