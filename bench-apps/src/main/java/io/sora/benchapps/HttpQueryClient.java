@@ -5,8 +5,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Locale;
 import java.util.Random;
 
 /**
@@ -50,14 +48,7 @@ public final class HttpQueryClient {
             nanos[i] = System.nanoTime() - a;
         }
         long totalNanos = System.nanoTime() - t0;
-        long[] sorted = nanos.clone();
-        Arrays.sort(sorted);
-        if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(QueryClient.histogram(sorted));
-        System.out.println(String.format(Locale.ROOT,
-                "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
-                queries, queries, QueryClient.percentile(sorted, 50) / 1e3, QueryClient.percentile(sorted, 99) / 1e3,
-                sorted[queries - 1] / 1e3, totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, 0.0));
-        System.out.flush();
+        QueryClient.printResult(nanos, totalNanos, connectNanos, 0);
         System.exit(0);
     }
 

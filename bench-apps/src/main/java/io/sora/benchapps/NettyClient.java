@@ -12,8 +12,6 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import java.net.InetSocketAddress;
-import java.util.Arrays;
-import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -57,13 +55,7 @@ public final class NettyClient {
             long connectNanos = System.nanoTime() - c0;
             long totalNanos = done.get(Long.parseLong(args[6]), TimeUnit.MILLISECONDS);
             ch.close().sync();
-            long[] sorted = nanos.clone();
-            Arrays.sort(sorted);
-            System.out.println(String.format(Locale.ROOT,
-                    "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
-                    queries, queries, QueryClient.percentile(sorted, 50) / 1e3, QueryClient.percentile(sorted, 99) / 1e3,
-                    sorted[queries - 1] / 1e3, totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, 0.0));
-            System.out.flush();
+            QueryClient.printResult(nanos, totalNanos, connectNanos, 0);
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }

@@ -105,17 +105,26 @@ public final class QueryClient {
                     }
                     System.out.println(tl);
                 }
-                long[] sorted = nanos.clone();
-                Arrays.sort(sorted);
-                if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(histogram(sorted));
-                System.out.println(String.format(Locale.ROOT,
-                        "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
-                        queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
-                        totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, setupNanos / 1e6));
-                System.out.flush();
+                printResult(nanos, totalNanos, connectNanos, setupNanos);
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * The {@code RESULT} line every query client of the module prints (parsed by {@link Child}), each
+     * timed query verified; before it the histogram, with {@code -Dsora.bench.histogram=true}.
+     */
+    static void printResult(long[] nanos, long totalNanos, long connectNanos, long setupNanos) {
+        int queries = nanos.length;
+        long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(histogram(sorted));
+        System.out.println(String.format(Locale.ROOT,
+                "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
+                queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
+                totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, setupNanos / 1e6));
+        System.out.flush();
     }
 
     /** One point query: the row's value, or a failure when there is not exactly one row. */
