@@ -230,7 +230,7 @@ final class ChannelSelection {
             int interest = interest(k);
             if (p != null && interest != 0) {
                 if (p.direct != selector) pollBellDirectly(selector, p);
-                else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper, a cancelled key)
+                else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
                 p.arm(selector, interest);
             }
         }
@@ -319,8 +319,15 @@ final class ChannelSelection {
             PairedChannel p = channels.paired(k.channel());
             if (p == null || !k.isValid()) {
                 keys.remove(k);
-                // no longer selected here: the doorbell thread reads the bells again
-                if (p != null && p.bellMuted()) p.muteBell(false, bellControl);
+                // No longer selected here, and the doorbell thread's watch is left muted (hang-up only):
+                // unmuting it woke that thread now and muting it again woke it at the next registration,
+                // two wake-ups per exchange of a server that cancels its key while a worker serves the
+                // connection in blocking mode (the JDK's HttpServer), on a CPU the application needed.
+                // Nobody needs the bells meanwhile: a bell is rung only for a waiter that armed its word;
+                // a thread that sleeps for a bell unmutes first (ShmMedium.awaitReader/awaitWriter); the
+                // next selector either still holds the bell channel in its epoll set (this one:
+                // pollBellDirectly's edge-triggered entry stays until the channel closes or moves) or
+                // moves it into its own, or unmutes where it cannot (pollBellDirectly).
                 continue;
             }
             int ready = p.ready(interest(k));

@@ -338,6 +338,92 @@ public abstract class AbstractChannelSemanticsTest {
         }
     }
 
+    /**
+     * The JDK's HttpServer does this per exchange: the key is cancelled, a worker reads and writes the
+     * connection in blocking mode, and the channel goes back to a selector. Here the blocking part runs
+     * on a virtual thread where the JDK has them (it sleeps for a doorbell, not in a futex), then the
+     * channel moves to another selector, then back: each wait must be woken by the peer's bytes alone.
+     */
+    @Test
+    void aKeyCancelledForABlockingExchangeThenRegisteredAgainStillWakesOnThePeersBytes() throws Exception {
+        try (Selector first = Selector.open(); Selector second = Selector.open()) {
+            accepted.configureBlocking(false);
+            SelectionKey key = accepted.register(first, SelectionKey.OP_READ);
+            // the selector waits before the bytes come: a wait it has to be woken from
+            AtomicReference<Thread> waiting = new AtomicReference<>();
+            Future<Integer> woken = pool.submit(() -> {
+                waiting.set(Thread.currentThread());
+                return first.select();
+            });
+            awaitBlockedIn(waiting, "select");
+            writeFully(client, ByteBuffer.wrap(bytes(64, 30)));
+            assertEquals(1, woken.get(10, TimeUnit.SECONDS));
+            first.selectedKeys().clear();
+            assertArrayEquals(bytes(64, 30), readAvailable(accepted, 64));
+
+            key.cancel();
+            first.selectNow(); // deregisters, as the JDK requires before blocking mode
+            accepted.configureBlocking(true);
+            AtomicReference<Thread> reading = new AtomicReference<>();
+            java.util.concurrent.CompletableFuture<byte[]> blockingRead = new java.util.concurrent.CompletableFuture<>();
+            Thread worker = unstartedWorker(() -> {
+                reading.set(Thread.currentThread());
+                try {
+                    byte[] got = readFully(accepted, ByteBuffer.allocate(48));
+                    writeFully(accepted, ByteBuffer.wrap(got));
+                    blockingRead.complete(got);
+                } catch (Throwable e) {
+                    blockingRead.completeExceptionally(e);
+                }
+            });
+            worker.start();
+            awaitBlockedIn(reading, "read");
+            writeFully(client, ByteBuffer.wrap(bytes(48, 31)));
+            assertArrayEquals(bytes(48, 31), blockingRead.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(bytes(48, 31), readFully(client, ByteBuffer.allocate(48)));
+
+            for (Selector next : new Selector[] {second, first}) {
+                accepted.configureBlocking(false);
+                SelectionKey k = accepted.register(next, SelectionKey.OP_READ);
+                AtomicReference<Thread> selecting = new AtomicReference<>();
+                Future<Integer> selected = pool.submit(() -> {
+                    selecting.set(Thread.currentThread());
+                    return next.select();
+                });
+                awaitBlockedIn(selecting, "select");
+                writeFully(client, ByteBuffer.wrap(bytes(32, 32)));
+                assertEquals(1, selected.get(10, TimeUnit.SECONDS), "select woken by the peer's bytes");
+                next.selectedKeys().clear();
+                assertArrayEquals(bytes(32, 32), readAvailable(accepted, 32));
+                k.cancel();
+                next.selectNow();
+            }
+        }
+    }
+
+    /** A virtual thread where this JDK has them (21+), else a platform thread; not started. */
+    private static Thread unstartedWorker(Runnable r) {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            return (Thread) Class.forName("java.lang.Thread$Builder").getMethod("unstarted", Runnable.class).invoke(builder, r);
+        } catch (ReflectiveOperationException e) {
+            Thread t = new Thread(r, "blocking-exchange");
+            t.setDaemon(true);
+            return t;
+        }
+    }
+
+    /** Reads {@code n} bytes from a non-blocking channel that a selector reported readable (bounded). */
+    private static byte[] readAvailable(SocketChannel ch, int n) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(n);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (buf.hasRemaining()) {
+            if (ch.read(buf) < 0) throw new IOException("EOF after " + buf.position() + " of " + n);
+            if (System.nanoTime() - deadline > 0) throw new IOException("only " + buf.position() + " of " + n + " bytes in 10 s");
+        }
+        return buf.array();
+    }
+
     @Test
     void aSelectorServerEchoesEveryByteToABlockingClient() throws Exception {
         Future<?> echo = pool.submit(() -> {
