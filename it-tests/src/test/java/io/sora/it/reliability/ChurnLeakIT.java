@@ -31,7 +31,7 @@ class ChurnLeakIT {
         Map<String, Long>[] counts = churn(jdk);
         for (String k : List.of("fds", "threads", "files")) {
             assertTrue(counts[1].get(k) <= counts[0].get(k), k + " grew from " + counts[0].get(k) + " to "
-                    + counts[1].get(k) + " over " + CYCLES + " cycles");
+                    + counts[1].get(k) + " over " + CYCLES + " cycles" + (k.equals("fds") ? "; descriptors opened since: " + lastFdGrowth : ""));
         }
         assertEquals(1L, counts[1].get("files"), "only the rendezvous socket may stay in the directory");
         assertTrue(counts[1].get("spares") <= 1, "a listener keeps at most one spare segment: " + counts[1].get("spares"));
@@ -54,8 +54,18 @@ class ChurnLeakIT {
             System.out.println("ChurnLeakIT " + Reliability.jdkName(jdk) + ": " + Reliability.require(j, "SHM")
                     + "; before " + Reliability.require(j, "BEFORE") + "; after " + Reliability.require(j, "AFTER"));
             assertTrue(Reliability.require(j, "SHM").startsWith(CYCLES + " of " + CYCLES), j.describe());
+            lastFdGrowth = growth(Reliability.require(j, "FDS_BEFORE"), Reliability.require(j, "FDS_AFTER"));
             return new Map[] {parse(Reliability.require(j, "BEFORE")), parse(Reliability.require(j, "AFTER"))};
         }
+    }
+
+    /** What the descriptors of the last churn were open on at the end and not at the start (kinds, with repeats). */
+    private String lastFdGrowth = "";
+
+    static String growth(String before, String after) {
+        List<String> grown = new java.util.ArrayList<>(List.of(after.trim().split(",")));
+        for (String kind : before.trim().split(",")) grown.remove(kind);
+        return grown.isEmpty() ? "none" : String.join(", ", grown);
     }
 
     static Map<String, Long> parse(String line) {

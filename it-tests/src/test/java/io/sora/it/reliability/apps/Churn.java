@@ -22,10 +22,12 @@ public final class Churn {
         try (ServerSocket ss = new ServerSocket(0, 50, Apps.LOOPBACK)) {
             cycle(ss, 50); // warm-up: the doorbell and listener threads, class loading, the JIT
             System.out.println("BEFORE " + measure(dir, 0));
+            System.out.println("FDS_BEFORE " + descriptors());
             long t0 = System.nanoTime();
             int shm = cycle(ss, cycles);
             System.out.println("SHM " + shm + " of " + cycles + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             System.out.println("AFTER " + measure(dir, Integer.parseInt(System.getProperty("churn.maps.before", "-1"))));
+            System.out.println("FDS_AFTER " + descriptors());
         }
     }
 
@@ -61,6 +63,26 @@ public final class Churn {
         long spares = Files.isDirectory(dir) ? Apps.count(dir, "spare-") : -1;
         return "fds=" + fds + " threads=" + threads + " maps=" + maps + " files=" + (all - spares) + " spares=" + spares
                 + " gc_rounds=" + rounds;
+    }
+
+    /**
+     * What this process's descriptors are open on, sorted, without the numbers (socket:[inode] and
+     * anon_inode:[eventpoll] kinds, files by path): a leak report names the kind of what leaked.
+     */
+    private static String descriptors() throws java.io.IOException {
+        java.util.List<String> kinds = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : (Iterable<Path>) s::iterator) {
+                try {
+                    String target = Files.readSymbolicLink(fd).toString();
+                    kinds.add(target.replaceAll("\\[\\d+\\]$", "[]"));
+                } catch (java.io.IOException e) {
+                    // closed since the listing (the listing's own descriptor)
+                }
+            }
+        }
+        java.util.Collections.sort(kinds);
+        return String.join(",", kinds);
     }
 
     /** Mappings of connections' segments: the listener's spare (one, kept while it listens) is not one. */
