@@ -2,10 +2,11 @@
 # The JSOR sample as a user times it: SampleServer, then SampleClient (1,000 round trips of 4 KiB), both
 # JVMs cold, with or without the agent and ./sora demo's shm rules. Time the whole script from outside
 # (docs/benchmarks.md, "Start-up, first connection and exit"). Needs a build (./sora build or mvn package).
-#   tools/bench/cold-pair.sh tcp|sora        (EXTRA="-D..." adds JVM options to both)
+#   tools/bench/cold-pair.sh tcp|sora        (EXTRA="-D..." adds JVM options to both;
+#                                             SORA_AGENT=JAR times another agent jar, e.g. an older build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CP="$ROOT/examples/target/sora-examples.jar"; AGENT="$ROOT/agent/target/sora-agent.jar"
+CP="$ROOT/examples/target/sora-examples.jar"; AGENT="${SORA_AGENT:-$ROOT/agent/target/sora-agent.jar}"
 case "${1:-}" in tcp|sora) ;; *) echo "usage: $0 tcp|sora" >&2; exit 2 ;; esac
 D=$(mktemp -d /tmp/sora-cold-pair.XXXXXX)
 trap 'rm -rf "$D"' EXIT
