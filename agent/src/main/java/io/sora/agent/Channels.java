@@ -91,6 +91,7 @@ final class Channels {
     /** Before the TCP connect: remembered (with its blocking mode) until it completes, and announced. */
     void connecting(SocketChannel ch, SocketAddress remote) {
         if (rules.isEmpty() || !(remote instanceof InetSocketAddress)) return;
+        PathWarmup.channelsInUse();
         boolean blocking = ch.isBlocking();
         connecting.put(ch, blocking);
         if (whyNot() == null) client.announce(ch, remote);
@@ -180,7 +181,10 @@ final class Channels {
         // thread inside its first ServerSocket.bind) never pairs, and must not pay for the check of the
         // channel patch (reading and patching every class of the plan: 35-50 ms cold, measured in the
         // bind of a plain server with an shm accept rule, which then never used a channel itself).
-        if (local instanceof InetSocketAddress bound && whyNot() == null) listeners.boundChannel(server, bound);
+        if (local instanceof InetSocketAddress bound && whyNot() == null) {
+            PathWarmup.channelsInUse();
+            listeners.boundChannel(server, bound);
+        }
     }
 
     void accepted(ServerSocketChannel serverChannel, SocketChannel ch) {

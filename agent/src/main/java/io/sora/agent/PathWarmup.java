@@ -61,6 +61,11 @@ final class PathWarmup {
     /** The work {@link #begin} starts; null until the agent prepared it (and when no shm rule exists). */
     private static volatile Runnable pending;
     private static final java.util.concurrent.atomic.AtomicBoolean BEGUN = new java.util.concurrent.atomic.AtomicBoolean();
+    /**
+     * Set when the application binds or connects a socket channel that a rule may concern ({@link #channelsInUse}),
+     * before that decision begins the warm-up: the warm-up then runs the channels' entry points too.
+     */
+    private static final java.util.concurrent.atomic.AtomicBoolean CHANNELS = new java.util.concurrent.atomic.AtomicBoolean();
     static final long DEFAULT_WAIT_MILLIS = 300;
     /**
      * How long a JVM's first pairing may wait for the warm-up (which began at the first sign of it): a data
@@ -116,6 +121,17 @@ final class PathWarmup {
         pending = first;
     }
 
+    /**
+     * The application uses socket channels (Channels, before the decision that may {@link #begin} the
+     * warm-up): a selector server's first messages otherwise ran the channels' entry points of the ring
+     * streams interpreted, and deoptimised the stream methods the warm-up had compiled (a buffer class
+     * their profile had not seen), recompiling them on the application's time. Streams-only programs
+     * do not pay for that part of the warm-up.
+     */
+    static void channelsInUse() {
+        if (!CHANNELS.get()) CHANNELS.set(true);
+    }
+
     /** Starts the prepared warm-up in its own thread, the first time; any later call does nothing. */
     static void begin() {
         Runnable first = pending;
@@ -145,7 +161,7 @@ final class PathWarmup {
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here), with the
             // application's hooks class (an unconnected socket of this thread, which the agent ignores)
-            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()));
+            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), CHANNELS.get());
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);

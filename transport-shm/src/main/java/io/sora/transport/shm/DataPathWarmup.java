@@ -1,6 +1,8 @@
 package io.sora.transport.shm;
 
 import io.sora.transport.RingConnection;
+import io.sora.transport.RingInputStream;
+import io.sora.transport.RingOutputStream;
 import io.sora.transport.SocketHooks;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,8 +34,11 @@ final class DataPathWarmup {
      * @param hooks the hooks the application's connections get (their class): the stream methods call
      *              them when they sleep, and a warm-up that profiled another class there had the
      *              compiled read() deoptimised at the application's first sleep (a class check)
+     * @param channels the application uses socket channels too: half of the single-threaded round
+     *              trips go through the channel entry points ({@link Buffers}), and the echo's reads and
+     *              writes alternate between arrays and buffers
      */
-    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks hooks) {
+    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks hooks, boolean channels) {
         java.util.Objects.requireNonNull(hooks, "hooks");
         Path file = null;
         try {
@@ -49,11 +54,32 @@ final class DataPathWarmup {
             RingConnection b = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
             byte[] msg = new byte[4096];
             byte[] got = new byte[4096];
+            Buffers buffers = new Buffers();
             int[] sizes = {64, 512, 4096, 1};
             for (int i = 0; i < rounds; i++) {
                 int n = sizes[i & 3];
-                roundTrip(a.outputStream(), b.inputStream(), msg, got, n);
-                roundTrip(b.outputStream(), a.inputStream(), got, msg, n);
+                // now and then each side "waits" across the round trip, so that the publishes take their
+                // wake-up branch here: a branch the profile never saw is compiled as a trap, and the
+                // first real wait deoptimised the write and read methods (recompiled at the
+                // application's first messages, 0.1 s of C2 time, in the nio field row)
+                boolean waits = (i & 63) == 32;
+                if (waits) {
+                    server.announceReaderWaiting(true);
+                    client.announceWriterWaiting(true);
+                }
+                if (!channels || ((i >> 2) & 1) == 0) {
+                    roundTrip(a.outputStream(), b.inputStream(), msg, got, n);
+                    roundTrip(b.outputStream(), a.inputStream(), got, msg, n);
+                } else {
+                    // a paired channel's reads and writes (docs/nio.md): buffers, heap and direct, and the
+                    // non-blocking read of a selector's loop, which ends on an empty ring
+                    buffers.roundTrip(a.outputStream(), b.inputStream(), n, (i & 8) == 0);
+                    buffers.roundTrip(b.outputStream(), a.inputStream(), n, (i & 8) != 0);
+                }
+                if (waits) {
+                    server.announceReaderWaiting(false);
+                    client.announceWriterWaiting(false);
+                }
                 if ((i & 255) == 0) {
                     for (ShmMedium m : new ShmMedium[] {server, client}) {
                         m.announceReaderWaiting(true);
@@ -66,7 +92,7 @@ final class DataPathWarmup {
                     a.inputStream().available();
                 }
             }
-            pingPong(a, b, msg, got, Math.max(1, rounds / 8));
+            pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels);
             a.close();
             b.close();
             return true;
@@ -87,16 +113,28 @@ final class DataPathWarmup {
      * profiled here. Without it the compiled stream methods had never seen a read wait, and the
      * application's first waits deoptimised and recompiled them on its time.
      */
-    private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds)
-            throws IOException {
+    private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds,
+                                 boolean channels) throws IOException {
         Thread echo = new Thread(() -> {
             byte[] buf = new byte[msg.length];
+            java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
             try {
                 for (int i = 0; i < rounds; i++) {
                     int n = (i & 1) == 0 ? 64 : 4096;
-                    readFully(b.inputStream(), buf, n);
-                    answerLate(i);
-                    b.outputStream().write(buf, 0, n);
+                    if (!channels || (i & 2) == 0) {
+                        readFully(b.inputStream(), buf, n);
+                        answerLate(i);
+                        b.outputStream().write(buf, 0, n);
+                    } else {
+                        // a blocking channel's read and write: waiting in read(ByteBuffer, 0)
+                        direct.clear().limit(n);
+                        while (direct.hasRemaining()) {
+                            if (b.inputStream().read(direct, 0) < 0) throw new IOException("warm-up connection ended");
+                        }
+                        answerLate(i);
+                        direct.flip();
+                        b.outputStream().write(direct, true);
+                    }
                 }
             } catch (IOException e) {
                 closeQuietly(b); // the other side's read ends with EOF, not a hang
@@ -136,6 +174,35 @@ final class DataPathWarmup {
             while (System.nanoTime() < until) Thread.onSpinWait();
         } else if (phase >= 96 && phase < 100) {
             java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+        }
+    }
+
+    /**
+     * Round trips through the channel entry points of the ring streams ({@code read(ByteBuffer, long)},
+     * {@code write(ByteBuffer, boolean)}, {@code readable()}, {@code writable()}), as a paired channel
+     * calls them. Without them a selector server's first messages ran those branches interpreted, and
+     * the stream methods compiled by the byte-array round trips were deoptimised by the first buffer
+     * (a class the profile had not seen) and compiled again, on the application's time (the `nio`
+     * field row: the server's JIT busy through the whole run).
+     */
+    private static final class Buffers {
+        final java.nio.ByteBuffer heap = java.nio.ByteBuffer.allocate(4096);
+        final java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(4096);
+
+        void roundTrip(RingOutputStream out, RingInputStream in, int n, boolean useDirect) throws IOException {
+            java.nio.ByteBuffer buf = useDirect ? direct : heap;
+            buf.clear().limit(n);
+            if (!out.writable()) throw new IOException("warm-up ring full");
+            while (buf.hasRemaining()) {
+                if (out.write(buf, false) == 0) out.write(buf, true);
+            }
+            buf.clear().limit(n);
+            while (buf.hasRemaining() && in.readable()) {
+                if (in.read(buf, RingInputStream.NO_WAIT) < 0) throw new IOException("warm-up connection ended");
+            }
+            if (buf.hasRemaining()) throw new IOException("warm-up ring short of " + buf.remaining() + " bytes");
+            // the selector loop's last read, and its readiness check: nothing there
+            if (in.read(buf.clear(), RingInputStream.NO_WAIT) != 0 || in.readable()) throw new IOException("warm-up ring not empty");
         }
     }
 

@@ -153,9 +153,11 @@ public final class ShmTransport implements Transport {
      * first messages find it linked and compiled; see {@link DataPathWarmup}. False if it failed.
      *
      * @param hooks the hooks the application's connections get: the stream methods are profiled for their class
+     * @param channels the application uses socket channels: their entry points (buffers, non-blocking reads)
+     *                 are warmed up too
      */
-    public boolean warmDataPath(int rounds, SocketHooks hooks) {
-        return DataPathWarmup.run(dir, settings, rounds, hooks);
+    public boolean warmDataPath(int rounds, SocketHooks hooks, boolean channels) {
+        return DataPathWarmup.run(dir, settings, rounds, hooks, channels);
     }
 
     /** Ends the JVM-wide doorbell thread (see {@link Transport#jvmExiting}). */

@@ -1,0 +1,40 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.Tracer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The in-process warm-up of the data path (the agent runs it in the background before a JVM's first
+ * pairing): its round trips, byte arrays (and buffers, for a JVM that uses channels), one thread then
+ * two, complete (it checks every
+ * transfer itself and reports false on any failure), and leave no segment file behind.
+ */
+class DataPathWarmupTest {
+    @TempDir
+    Path tmp;
+
+    @ParameterizedTest(name = "channels={0}")
+    @ValueSource(booleans = {false, true})
+    void roundTripsCompleteAndLeaveNothingBehind(boolean channels) throws Exception {
+        ShmTransport shm = new ShmTransport(new ShmSettings(tmp, 200), Tracer.OFF);
+        assertTrue(shm.availability().isAvailable(), "shm available in " + tmp);
+        // 600 rounds: each size many times (with channels: through the array, heap-buffer and
+        // direct-buffer entry points), 75 of them on two threads
+        assertTrue(shm.warmDataPath(600, new TestHooks(), channels), "the warm-up failed (it reports any transfer that went wrong)");
+        try (Stream<Path> users = Files.list(tmp)) {
+            for (Path dir : (Iterable<Path>) users::iterator) {
+                try (Stream<Path> left = Files.list(dir)) {
+                    assertEquals(0, left.count(), "files left in " + dir);
+                }
+            }
+        }
+    }
+}
