@@ -60,6 +60,7 @@ final class BridgeDelegate implements SoraDelegate {
         this.selection = new ChannelSelection(channels);
         sel[0] = selection;
         channels.selection = selection;
+        PathWarmup.channels(channels);
     }
 
     /** The channel patch is installed: {@code problem} says (once asked) whether it fits this JDK. */

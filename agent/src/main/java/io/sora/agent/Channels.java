@@ -167,6 +167,22 @@ final class Channels {
         }
     }
 
+    /**
+     * The warm-up's own pair ({@link PathWarmup}): served as a paired channel from now on, never decided,
+     * recorded or traced. False (nothing done) when channels cannot be paired here.
+     */
+    boolean warmUpPair(SocketChannel ch, RingConnection rc) {
+        if (whyNot() != null) return false;
+        paired.put(ch, new PairedChannel(rc));
+        SoraBridge.channelsPaired = true;
+        return true;
+    }
+
+    /** The warm-up's pair leaves the table (before its rings close). */
+    void warmUpUnpair(SocketChannel ch) {
+        paired.remove(ch);
+    }
+
     // ---------------------------------------------------------------- server
 
     void bound(ServerSocketChannel server) {

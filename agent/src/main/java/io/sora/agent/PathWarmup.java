@@ -6,6 +6,7 @@ import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
+import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.shm.ShmSettings;
 import io.sora.transport.shm.ShmTransport;
@@ -16,6 +17,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 
 /**
@@ -52,6 +55,16 @@ final class PathWarmup {
      * C2 compilations of the stream methods came later, during the application's round trips).
      */
     static final int DATA_PATH_ROUNDS = Integer.getInteger("sora.warmup.rounds", 6000);
+
+    /** The agent's channels (set when the bridge delegate is made): the channel warm-up pairs two through it. */
+    private static volatile Channels channels;
+
+    /**
+     * Round trips of the channel warm-up ({@link #warmChannels}): a selector's poll, arming and report,
+     * and the paired channel's reads and writes, past the JIT's thresholds (C1 at a few hundred calls;
+     * most of these methods are called several times per round trip).
+     */
+    static final int CHANNEL_ROUNDS = Integer.getInteger("sora.warmup.channelRounds", 3000);
 
     /** The warm-up's listener while it runs, so that a JVM exiting meanwhile removes its rendezvous file. */
     private static volatile ServerBinding running;
@@ -128,6 +141,10 @@ final class PathWarmup {
      * their profile had not seen), recompiling them on the application's time. Streams-only programs
      * do not pay for that part of the warm-up.
      */
+    static void channels(Channels c) {
+        channels = c;
+    }
+
     static void channelsInUse() {
         if (!CHANNELS.get()) CHANNELS.set(true);
     }
@@ -165,6 +182,9 @@ final class PathWarmup {
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);
+            long tc = System.nanoTime();
+            Channels ch = channels;
+            String channelWarmup = CHANNELS.get() && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
             long t2 = System.nanoTime();
             // then let the compilations all this queued finish: a JIT compiling sora's data path
             // while the application's first round trips run takes their CPU (measured on two CPUs,
@@ -172,7 +192,8 @@ final class PathWarmup {
             boolean quiet = CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
             if (StartupTimer.ON) {
                 System.err.println("[sora] start-up, background warm-up: data path " + StartupTimer.millis(t1 - t0)
-                        + " ms, pairing " + StartupTimer.millis(t2 - t1) + " ms, waiting for the JIT compiler "
+                        + " ms, pairing " + StartupTimer.millis(tc - t1) + " ms, channels " + StartupTimer.millis(t2 - tc)
+                        + " ms (" + channelWarmup + "), waiting for the JIT compiler "
                         + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (quiet ? "it went quiet" : "still busy") + ")");
             }
         } catch (RuntimeException e) {
@@ -180,6 +201,126 @@ final class PathWarmup {
         } finally {
             DATA_PATH_DONE.countDown();
             BridgeDelegate.INTERNAL.remove();
+        }
+    }
+
+    /**
+     * In a JVM that uses socket channels: one throw-away pair of loopback channels, paired on shm and
+     * registered as the application's are ({@link Channels#warmUpPair}), then {@link #CHANNEL_ROUNDS}
+     * round trips between a non-blocking end in a selector (this thread: write, select, read until
+     * empty) and a blocking end on a second thread (read, write back), heap and direct buffers. The
+     * selection code (poll, arming, the report of ready keys) and the paired channel's reads and writes
+     * are then compiled before the application's first messages (measured on the {@code nio} field row's
+     * server: they were compiled during its run, on one of the two CPUs it needed). The channels are
+     * the warm-up thread's (the agent's advice ignores their bind, connect and accept): nothing of them is
+     * recorded, traced or counted.
+     */
+    private static String warmChannels(ShmTransport shm, Channels registry) {
+        PairingOptions options = new PairingOptions(1 << 16, 1 << 16, Duration.ofSeconds(5));
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
+            ServerBinding binding = shm.listen((InetSocketAddress) server.getLocalAddress(),
+                    key -> new AcceptPolicy.Allow(options));
+            running = binding;
+            try (binding;
+                 SocketChannel client = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel accepted = server.accept()) {
+                ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalAddress(),
+                        (InetSocketAddress) client.getRemoteAddress());
+                PairingResult c = shm.connect(key, options, PairedSocket.hooks(client.socket()));
+                PairingResult s = binding.awaitPairing(key, options.fallbackWait(), PairedSocket.hooks(accepted.socket()));
+                if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp
+                        && cp.connection() instanceof RingConnection a && sp.connection() instanceof RingConnection b) {
+                    try {
+                        if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
+                        selectorRoundTrips(accepted, client, CHANNEL_ROUNDS);
+                        return CHANNEL_ROUNDS + " round trips";
+                    } finally {
+                        registry.warmUpUnpair(client);
+                        registry.warmUpUnpair(accepted);
+                        a.close();
+                        b.close();
+                    }
+                }
+                close(c);
+                close(s);
+                return "not paired";
+            }
+        } catch (IOException | RuntimeException e) {
+            return "failed: " + e; // a warm-up only
+        } finally {
+            running = null;
+        }
+    }
+
+    private static void selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, int rounds) throws IOException {
+        java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread echo = new Thread(() -> {
+            BridgeDelegate.INTERNAL.set(Boolean.TRUE);
+            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(4096);
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    buf.clear().limit(size(i));
+                    while (buf.hasRemaining()) {
+                        if (blocking.read(buf) < 0) throw new IOException("warm-up channel ended");
+                    }
+                    buf.flip();
+                    while (buf.hasRemaining()) blocking.write(buf);
+                }
+            } catch (IOException | RuntimeException e) {
+                failed.set(e);
+                closeQuietly(blocking); // the selecting side's read ends with EOF, not a hang
+            }
+        }, "sora-warmup-echo");
+        echo.setDaemon(true);
+        echo.start();
+        java.nio.ByteBuffer heap = java.nio.ByteBuffer.allocate(4096);
+        java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(4096);
+        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+            selecting.configureBlocking(false);
+            java.nio.channels.SelectionKey key = selecting.register(selector, java.nio.channels.SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            for (int i = 0; i < rounds && failed.get() == null; i++) {
+                java.nio.ByteBuffer buf = (i & 1) == 0 ? heap : direct;
+                int n = size(i);
+                buf.clear().limit(n);
+                while (buf.hasRemaining()) {
+                    if (selecting.write(buf) == 0) Thread.onSpinWait(); // a 64 KiB ring holds every message
+                }
+                buf.clear().limit(n);
+                while (buf.hasRemaining()) {
+                    if (System.nanoTime() - deadline > 0) throw new IOException("warm-up channel stalled");
+                    selector.select(100);
+                    selector.selectedKeys().clear();
+                    int r;
+                    while ((r = selecting.read(buf)) > 0 && buf.hasRemaining()) {
+                        // what is there
+                    }
+                    if (r < 0) throw new IOException("warm-up channel ended");
+                }
+            }
+            key.cancel();
+            Throwable f = failed.get();
+            if (f != null) throw new IOException("warm-up echo failed: " + f, f);
+        } finally {
+            try {
+                echo.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Mostly small messages, as requests are, and some of 4 KiB. */
+    private static int size(int round) {
+        return (round & 3) == 3 ? 4096 : 64 << (round & 3);
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // a warm-up only
         }
     }
 
