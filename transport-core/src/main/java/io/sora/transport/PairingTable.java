@@ -35,6 +35,8 @@ public final class PairingTable<L> {
     public static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
     private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
     private static final long MIN_COMMIT_WAIT_NANOS = 2_000_000_000L;
+    /** How long an accept waiting for announced clients sleeps before it reads their channels itself. */
+    static final long CATCH_UP_SLICE_MILLIS = 1;
 
     /** The key's connection stays on TCP; {@code reason} says why when a request was refused or a pairing aborted (else null). */
     private record TcpMark(long markedNanos, long awaitStartNanos, String reason) {}
@@ -234,8 +236,8 @@ public final class PairingTable<L> {
             markBase = clock.getAsLong();
         }
         Set<Object> pending = null;
-        synchronized (arrivals) {
-            for (;;) {
+        for (;;) {
+            synchronized (arrivals) {
                 if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) break;
                 if (clientsAnnounce) {
                     if (pending == null) {
@@ -250,11 +252,18 @@ public final class PairingTable<L> {
                 if (left <= 0) break;
                 waiting++;
                 try {
-                    arrivals.wait(Math.max(1, left / 1_000_000L));
+                    // Where clients announce, a slice at a time: the request may sit unread in its
+                    // channel while the medium's thread waits for a CPU (two cold JVMs and their JIT
+                    // threads on one CPU: a non-blocking accept's 20 ms ran out, the connection stayed
+                    // TCP), so between slices this thread reads the channels itself (below).
+                    long millis = Math.max(1, left / 1_000_000L);
+                    arrivals.wait(clientsAnnounce ? Math.min(millis, CATCH_UP_SLICE_MILLIS) : millis);
                 } finally {
                     waiting--;
                 }
             }
+            // not under 'arrivals' (see above); a request read here is in the map when it returns
+            if (clientsAnnounce && !closed) medium.catchUp();
         }
         long base = markBase;
         return entries.compute(key, (k, v) -> {

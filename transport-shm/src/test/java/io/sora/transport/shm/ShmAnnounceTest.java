@@ -150,6 +150,42 @@ class ShmAnnounceTest {
     }
 
     /**
+     * The client's HELLO comes while the accept waits for it, and no listener thread reads it (on one
+     * CPU shared by two cold JVMs, the listener's thread may not run for tens of milliseconds while
+     * the HELLO sits in its channel: a non-blocking accept's 20 ms ran out and the connection stayed
+     * TCP). The waiting accept reads the channels itself between short waits, so it pairs.
+     */
+    @Test
+    void aHelloThatOnlyTheWaitingAcceptReadsIsPaired() throws Exception {
+        ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
+            ShmServerBinding b = threadless(bound, OPTIONS);
+            try (Socket c = new Socket()) {
+                Announcement a = transport.announce(bound, OPTIONS);
+                assertNotNull(a, "a listener is there: the announcement is made");
+                c.connect(bound);
+                try (Socket s = ss.accept()) {
+                    CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                            () -> b.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks()));
+                    for (int i = 0; i < 10_000 && b.waitingAccepts() == 0 && !server.isDone(); i++) {
+                        Thread.sleep(1);
+                    }
+                    assertEquals(1, b.waitingAccepts(), "the accept should wait for the announced client");
+                    // nobody but the waiting accept reads the rendezvous from here on
+                    PairingResult cr = transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a);
+                    assertInstanceOf(PairingResult.Paired.class, cr, "the client's pairing").connection().close();
+                    // before the waiting accept read the channels itself, it waited out its 5 s: TCP
+                    PairingResult sr = server.get(4, TimeUnit.SECONDS);
+                    assertInstanceOf(PairingResult.Paired.class, sr, "the server's pairing").connection().close();
+                }
+            } finally {
+                b.close();
+            }
+        }
+    }
+
+    /**
      * An accept that gives up at once (a non-blocking accept waits for nothing) after its catch-up read
      * the client's ANNOUNCE decides TCP: the client's HELLO that follows is that same connection's and
      * must be refused, not taken for a new connection reusing the four-tuple (which would pair the
