@@ -65,6 +65,7 @@ final class ClientDecisions {
         // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
         // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
         // yet, so it waits for nothing meanwhile.
+        PathWarmup.applicationPairing();
         PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
         Announcement a = transport.announce(remote, RuleTerms.options(rule));

@@ -141,6 +141,20 @@ final class PathWarmup {
      * their profile had not seen), recompiling them on the application's time. Streams-only programs
      * do not pay for that part of the warm-up.
      */
+    /** Set when the application's first pairing begins ({@link #applicationPairing}): the channel warm-up ends. */
+    private static volatile boolean applicationPairing;
+
+    /**
+     * The application is pairing a connection now: the channel warm-up stops at its next round trip
+     * (what it compiled so far is kept). It runs beside the application's start, and on one CPU a
+     * warm-up still driving its channels kept a selector server's listener from answering within a
+     * non-blocking accept's 20 ms (the {@code nio} field row with both JVMs on one CPU: a connection
+     * fell back to TCP).
+     */
+    static void applicationPairing() {
+        if (!applicationPairing) applicationPairing = true;
+    }
+
     static void channels(Channels c) {
         channels = c;
     }
@@ -233,8 +247,8 @@ final class PathWarmup {
                         && cp.connection() instanceof RingConnection a && sp.connection() instanceof RingConnection b) {
                     try {
                         if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
-                        selectorRoundTrips(accepted, client, CHANNEL_ROUNDS);
-                        return CHANNEL_ROUNDS + " round trips";
+                        int made = selectorRoundTrips(accepted, client, CHANNEL_ROUNDS);
+                        return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
                     } finally {
                         registry.warmUpUnpair(client);
                         registry.warmUpUnpair(accepted);
@@ -253,7 +267,9 @@ final class PathWarmup {
         }
     }
 
-    private static void selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, int rounds) throws IOException {
+    /** @return round trips made: fewer than {@code rounds} when the application began pairing meanwhile */
+    private static int selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, int rounds) throws IOException {
+        int[] done = {0};
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread echo = new Thread(() -> {
             BridgeDelegate.INTERNAL.set(Boolean.TRUE);
@@ -280,7 +296,8 @@ final class PathWarmup {
             selecting.configureBlocking(false);
             java.nio.channels.SelectionKey key = selecting.register(selector, java.nio.channels.SelectionKey.OP_READ);
             long deadline = System.nanoTime() + 5_000_000_000L;
-            for (int i = 0; i < rounds && failed.get() == null; i++) {
+            int i = 0;
+            for (; i < rounds && failed.get() == null && !applicationPairing; i++) {
                 java.nio.ByteBuffer buf = (i & 1) == 0 ? heap : direct;
                 int n = size(i);
                 buf.clear().limit(n);
@@ -300,7 +317,9 @@ final class PathWarmup {
                 }
             }
             key.cancel();
-            Throwable f = failed.get();
+            done[0] = i;
+            if (i < rounds) closeQuietly(blocking); // stopped early: the echo's read ends with EOF
+            Throwable f = i < rounds ? null : failed.get();
             if (f != null) throw new IOException("warm-up echo failed: " + f, f);
         } finally {
             try {
@@ -309,6 +328,7 @@ final class PathWarmup {
                 Thread.currentThread().interrupt();
             }
         }
+        return done[0];
     }
 
     /** Mostly small messages, as requests are, and some of 4 KiB. */

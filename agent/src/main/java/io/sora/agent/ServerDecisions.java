@@ -74,6 +74,7 @@ final class ServerDecisions {
                 if (binding == null) {
                     return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
                 }
+                PathWarmup.applicationPairing();
                 PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),
                         PairedSocket.hooks(socket));
                 if (r instanceof PairingResult.Paired) {
