@@ -29,7 +29,7 @@ class ChannelWarmupIT {
         Path trace = tmp.resolve("trace.jsonl");
         List<String> jvmArgs = new ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, trace));
         jvmArgs.add(0, "-Dsora.startup.timing=true");
-        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + "ChannelAfterWarmup")) {
+        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + "ChannelFirst", "after-warmup")) {
             assertEquals(0, j.await(90_000), j.describe());
             assertEquals("ended", Reliability.require(j, "WARMUP"), j.describe());
             assertEquals("shm shm", Reliability.require(j, "PATH"), j.describe());
