@@ -134,13 +134,6 @@ final class PathWarmup {
         pending = first;
     }
 
-    /**
-     * The application uses socket channels (Channels, before the decision that may {@link #begin} the
-     * warm-up): a selector server's first messages otherwise ran the channels' entry points of the ring
-     * streams interpreted, and deoptimised the stream methods the warm-up had compiled (a buffer class
-     * their profile had not seen), recompiling them on the application's time. Streams-only programs
-     * do not pay for that part of the warm-up.
-     */
     /** Set when the application's first pairing begins ({@link #applicationPairing}): the channel warm-up ends. */
     private static volatile boolean applicationPairing;
 
@@ -159,6 +152,13 @@ final class PathWarmup {
         channels = c;
     }
 
+    /**
+     * The application uses socket channels (Channels, before the decision that may {@link #begin} the
+     * warm-up): a selector server's first messages otherwise ran the channels' entry points of the ring
+     * streams interpreted, and deoptimised the stream methods the warm-up had compiled (a buffer class
+     * their profile had not seen), recompiling them on the application's time. Streams-only programs
+     * do not pay for that part of the warm-up.
+     */
     static void channelsInUse() {
         if (!CHANNELS.get()) CHANNELS.set(true);
     }
@@ -230,6 +230,7 @@ final class PathWarmup {
      * recorded, traced or counted.
      */
     private static String warmChannels(ShmTransport shm, Channels registry) {
+        if (applicationPairing) return "skipped: the application began pairing";
         PairingOptions options = new PairingOptions(1 << 16, 1 << 16, Duration.ofSeconds(5));
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
@@ -247,7 +248,7 @@ final class PathWarmup {
                         && cp.connection() instanceof RingConnection a && sp.connection() instanceof RingConnection b) {
                     try {
                         if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
-                        int made = selectorRoundTrips(accepted, client, CHANNEL_ROUNDS);
+                        int made = selectorRoundTrips(accepted, client, a, CHANNEL_ROUNDS);
                         return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
                     } finally {
                         registry.warmUpUnpair(client);
@@ -267,8 +268,14 @@ final class PathWarmup {
         }
     }
 
-    /** @return round trips made: fewer than {@code rounds} when the application began pairing meanwhile */
-    private static int selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, int rounds) throws IOException {
+    /**
+     * @param echoRing the blocking end's connection: closed to end the echo's read at once when the
+     *                 round trips stop early (closing the channel would not: the warm-up's pair is not
+     *                 the recorder's, so its channel's close leaves the ring open)
+     * @return round trips made: fewer than {@code rounds} when the application began pairing meanwhile
+     */
+    private static int selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, RingConnection echoRing,
+                                          int rounds) throws IOException {
         int[] done = {0};
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread echo = new Thread(() -> {
@@ -285,7 +292,7 @@ final class PathWarmup {
                 }
             } catch (IOException | RuntimeException e) {
                 failed.set(e);
-                closeQuietly(blocking); // the selecting side's read ends with EOF, not a hang
+                echoRing.close(); // the selecting side's read ends with EOF, not a hang
             }
         }, "sora-warmup-echo");
         echo.setDaemon(true);
@@ -318,7 +325,7 @@ final class PathWarmup {
             }
             key.cancel();
             done[0] = i;
-            if (i < rounds) closeQuietly(blocking); // stopped early: the echo's read ends with EOF
+            if (i < rounds) echoRing.close(); // stopped early: the echo's read ends at once
             Throwable f = i < rounds ? null : failed.get();
             if (f != null) throw new IOException("warm-up echo failed: " + f, f);
         } finally {
@@ -334,14 +341,6 @@ final class PathWarmup {
     /** Mostly small messages, as requests are, and some of 4 KiB. */
     private static int size(int round) {
         return (round & 3) == 3 ? 4096 : 64 << (round & 3);
-    }
-
-    private static void closeQuietly(java.io.Closeable c) {
-        try {
-            c.close();
-        } catch (IOException e) {
-            // a warm-up only
-        }
     }
 
     /** One throw-away pairing over loopback, through the same code as the application's. */
