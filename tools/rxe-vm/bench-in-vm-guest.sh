@@ -51,11 +51,14 @@ t1=$(date +%s)
 # no start-up timing. wait=10s: a slow guest JVM must not miss the pairing and fall back to TCP.
 # 5000 warm-up round trips: under TCG the JIT needs thousands of round trips to compile the data path
 # (with 300, the rdma median was 5.6 ms, with 3000 1.0 ms: the JIT, not the medium, was measured).
+# -Dsora.startup.background=false: the agent starts before main, as it did before 2daff3d. Beside main,
+# its start took more than the start gate's 10 s under TCG, so the client's Socket class loaded
+# unpatched and the driver stopped ("installed no delegate"); start-up is not what this run measures.
 "$J" -cp examples/target/sora-examples.jar io.sora.examples.bench.Bench --agent agent/target/sora-agent.jar \
   --paths "${SORA_BENCH_PATHS:-tcp,rdma}" --placements "${SORA_BENCH_PLACEMENTS:-split}" --rdma-address "$IP" \
   --sizes 64,4k,64k --write-sizes 4k,64k --iterations 1000 --reps 3 --warmup 5000 --pp-mib 4 \
   --stream-ms 300 --stream-max-mib 32 --stream-reps 2 --copy-mib 0 --startup-runs 0 --timeout 400 \
-  --rule-options wait=10s --report "$W/report" --no-charts "${rows[@]}" "$@"
+  --rule-options wait=10s --jvm-arg -Dsora.startup.background=false --report "$W/report" --no-charts "${rows[@]}" "$@"
 rc=$?
 echo "=== driver took $(( $(date +%s) - t1 )) s, exit status $rc"
 exit $rc
