@@ -144,8 +144,7 @@ final class Channels {
             recorder.closed(adaptor);
             return;
         }
-        paired.put(ch, new PairedChannel(rc));
-        SoraBridge.channelsPaired = true;
+        serve(ch, rc);
         // keys registered before the pairing (Netty registers a channel before it connects)
         ChannelSelection s = selection;
         if (s != null) s.pairedLater(ch);
@@ -173,9 +172,14 @@ final class Channels {
      */
     boolean warmUpPair(SocketChannel ch, RingConnection rc) {
         if (whyNot() != null) return false;
+        serve(ch, rc);
+        return true;
+    }
+
+    /** From now on {@code ch} reads, writes and selects through {@code rc}'s rings. */
+    private void serve(SocketChannel ch, RingConnection rc) {
         paired.put(ch, new PairedChannel(rc));
         SoraBridge.channelsPaired = true;
-        return true;
     }
 
     /** The warm-up's pair leaves the table (before its rings close). */

@@ -78,7 +78,7 @@ final class PathWarmup {
      * Set when the application binds or connects a socket channel that a rule may concern ({@link #channelsInUse}),
      * before that decision begins the warm-up: the warm-up then runs the channels' entry points too.
      */
-    private static final java.util.concurrent.atomic.AtomicBoolean CHANNELS = new java.util.concurrent.atomic.AtomicBoolean();
+    private static volatile boolean channelsInUse;
     static final long DEFAULT_WAIT_MILLIS = 300;
     /**
      * How long a JVM's first pairing may wait for the warm-up (which began at the first sign of it): a data
@@ -160,7 +160,7 @@ final class PathWarmup {
      * do not pay for that part of the warm-up.
      */
     static void channelsInUse() {
-        if (!CHANNELS.get()) CHANNELS.set(true);
+        if (!channelsInUse) channelsInUse = true;
     }
 
     /** Starts the prepared warm-up in its own thread, the first time; any later call does nothing. */
@@ -192,13 +192,13 @@ final class PathWarmup {
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here), with the
             // application's hooks class (an unconnected socket of this thread, which the agent ignores)
-            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), CHANNELS.get());
+            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), channelsInUse);
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);
             long tc = System.nanoTime();
             Channels ch = channels;
-            String channelWarmup = CHANNELS.get() && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
+            String channelWarmup = channelsInUse && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
             long t2 = System.nanoTime();
             // then let the compilations all this queued finish: a JIT compiling sora's data path
             // while the application's first round trips run takes their CPU (measured on two CPUs,
@@ -276,7 +276,7 @@ final class PathWarmup {
      */
     private static int selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, RingConnection echoRing,
                                           int rounds) throws IOException {
-        int[] done = {0};
+        int made = 0;
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread echo = new Thread(() -> {
             BridgeDelegate.INTERNAL.set(Boolean.TRUE);
@@ -303,10 +303,9 @@ final class PathWarmup {
             selecting.configureBlocking(false);
             java.nio.channels.SelectionKey key = selecting.register(selector, java.nio.channels.SelectionKey.OP_READ);
             long deadline = System.nanoTime() + 5_000_000_000L;
-            int i = 0;
-            for (; i < rounds && failed.get() == null && !applicationPairing; i++) {
-                java.nio.ByteBuffer buf = (i & 1) == 0 ? heap : direct;
-                int n = size(i);
+            for (; made < rounds && failed.get() == null && !applicationPairing; made++) {
+                java.nio.ByteBuffer buf = (made & 1) == 0 ? heap : direct;
+                int n = size(made);
                 buf.clear().limit(n);
                 while (buf.hasRemaining()) {
                     if (selecting.write(buf) == 0) Thread.onSpinWait(); // a 64 KiB ring holds every message
@@ -324,9 +323,8 @@ final class PathWarmup {
                 }
             }
             key.cancel();
-            done[0] = i;
-            if (i < rounds) echoRing.close(); // stopped early: the echo's read ends at once
-            Throwable f = i < rounds ? null : failed.get();
+            if (made < rounds) echoRing.close(); // stopped early: the echo's read ends at once
+            Throwable f = made < rounds ? null : failed.get();
             if (f != null) throw new IOException("warm-up echo failed: " + f, f);
         } finally {
             try {
@@ -335,7 +333,7 @@ final class PathWarmup {
                 Thread.currentThread().interrupt();
             }
         }
-        return done[0];
+        return made;
     }
 
     /** Mostly small messages, as requests are, and some of 4 KiB. */
