@@ -286,12 +286,7 @@ public abstract class AbstractChannelSemanticsTest {
         try (Selector selector = Selector.open()) {
             accepted.configureBlocking(false);
             accepted.register(selector, SelectionKey.OP_READ);
-            AtomicReference<Thread> selecting = new AtomicReference<>();
-            Future<Integer> selected = pool.submit(() -> {
-                selecting.set(Thread.currentThread());
-                return selector.select();
-            });
-            awaitBlockedIn(selecting, "select");
+            Future<Integer> selected = blockedSelect(selector);
             writeFully(client, ByteBuffer.wrap(bytes(3, 17)));
             assertEquals(1, selected.get(10, TimeUnit.SECONDS));
         }
@@ -350,12 +345,7 @@ public abstract class AbstractChannelSemanticsTest {
             accepted.configureBlocking(false);
             SelectionKey key = accepted.register(first, SelectionKey.OP_READ);
             // the selector waits before the bytes come: a wait it has to be woken from
-            AtomicReference<Thread> waiting = new AtomicReference<>();
-            Future<Integer> woken = pool.submit(() -> {
-                waiting.set(Thread.currentThread());
-                return first.select();
-            });
-            awaitBlockedIn(waiting, "select");
+            Future<Integer> woken = blockedSelect(first);
             writeFully(client, ByteBuffer.wrap(bytes(64, 30)));
             assertEquals(1, woken.get(10, TimeUnit.SECONDS));
             first.selectedKeys().clear();
@@ -385,12 +375,7 @@ public abstract class AbstractChannelSemanticsTest {
             for (Selector next : new Selector[] {second, first}) {
                 accepted.configureBlocking(false);
                 SelectionKey k = accepted.register(next, SelectionKey.OP_READ);
-                AtomicReference<Thread> selecting = new AtomicReference<>();
-                Future<Integer> selected = pool.submit(() -> {
-                    selecting.set(Thread.currentThread());
-                    return next.select();
-                });
-                awaitBlockedIn(selecting, "select");
+                Future<Integer> selected = blockedSelect(next);
                 writeFully(client, ByteBuffer.wrap(bytes(32, 32)));
                 assertEquals(1, selected.get(10, TimeUnit.SECONDS), "select woken by the peer's bytes");
                 next.selectedKeys().clear();
@@ -399,6 +384,17 @@ public abstract class AbstractChannelSemanticsTest {
                 next.selectNow();
             }
         }
+    }
+
+    /** {@code selector.select()} without a timeout on a pool thread, once that thread is blocked in it. */
+    private Future<Integer> blockedSelect(Selector selector) throws InterruptedException {
+        AtomicReference<Thread> selecting = new AtomicReference<>();
+        Future<Integer> selected = pool.submit(() -> {
+            selecting.set(Thread.currentThread());
+            return selector.select();
+        });
+        awaitBlockedIn(selecting, "select");
+        return selected;
     }
 
     /** A virtual thread where this JDK has them (21+), else a platform thread; not started. */

@@ -122,31 +122,13 @@ class ShmAnnounceTest {
      */
     @Test
     void anAnnouncementNoListenerThreadReadYetIsSeenByTheAccept() throws Exception {
-        ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
-        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
-            ShmServerBinding b = threadless(bound, OPTIONS);
-            try (Socket c = new Socket()) {
-                Announcement a = transport.announce(bound, OPTIONS);
-                assertNotNull(a, "a listener is there: the announcement is made");
-                c.connect(bound);
-                try (Socket s = ss.accept()) {
-                    CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                            () -> b.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks()));
-                    for (int i = 0; i < 10_000 && b.waitingAccepts() == 0 && !server.isDone(); i++) {
-                        Thread.sleep(1);
-                    }
-                    assertEquals(1, b.waitingAccepts(), "the accept should wait for the announced client, got "
-                            + (server.isDone() ? server.get() : "nothing"));
-                    a.close(); // the client withdraws; only a catch-up reads that too
-                    b.catchUp();
-                    PairingResult r = server.get(10, TimeUnit.SECONDS);
-                    assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, r).reason());
-                }
-            } finally {
-                b.close();
-            }
-        }
+        withAnnouncedConnection((transport, b, a, c, s) -> {
+            CompletableFuture<PairingResult> server = awaitingAccept(b, s);
+            a.close(); // the client withdraws; only a catch-up reads that too
+            b.catchUp();
+            PairingResult r = server.get(10, TimeUnit.SECONDS);
+            assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, r).reason());
+        });
     }
 
     /**
@@ -157,32 +139,15 @@ class ShmAnnounceTest {
      */
     @Test
     void aHelloThatOnlyTheWaitingAcceptReadsIsPaired() throws Exception {
-        ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
-        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
-            ShmServerBinding b = threadless(bound, OPTIONS);
-            try (Socket c = new Socket()) {
-                Announcement a = transport.announce(bound, OPTIONS);
-                assertNotNull(a, "a listener is there: the announcement is made");
-                c.connect(bound);
-                try (Socket s = ss.accept()) {
-                    CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
-                            () -> b.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks()));
-                    for (int i = 0; i < 10_000 && b.waitingAccepts() == 0 && !server.isDone(); i++) {
-                        Thread.sleep(1);
-                    }
-                    assertEquals(1, b.waitingAccepts(), "the accept should wait for the announced client");
-                    // nobody but the waiting accept reads the rendezvous from here on
-                    PairingResult cr = transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a);
-                    assertInstanceOf(PairingResult.Paired.class, cr, "the client's pairing").connection().close();
-                    // before the waiting accept read the channels itself, it waited out its 5 s: TCP
-                    PairingResult sr = server.get(4, TimeUnit.SECONDS);
-                    assertInstanceOf(PairingResult.Paired.class, sr, "the server's pairing").connection().close();
-                }
-            } finally {
-                b.close();
-            }
-        }
+        withAnnouncedConnection((transport, b, a, c, s) -> {
+            CompletableFuture<PairingResult> server = awaitingAccept(b, s);
+            // nobody but the waiting accept reads the rendezvous from here on
+            PairingResult cr = transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a);
+            assertInstanceOf(PairingResult.Paired.class, cr, "the client's pairing").connection().close();
+            // before the waiting accept read the channels itself, it waited out its 5 s: TCP
+            PairingResult sr = server.get(4, TimeUnit.SECONDS);
+            assertInstanceOf(PairingResult.Paired.class, sr, "the server's pairing").connection().close();
+        });
     }
 
     /**
@@ -193,6 +158,35 @@ class ShmAnnounceTest {
      */
     @Test
     void aHelloAfterAnAcceptThatGaveUpIsRefusedEvenIfItsAnnouncementWasReadLate() throws Exception {
+        withAnnouncedConnection((transport, b, a, c, s) -> {
+            PairingResult server = b.awaitPairing(ShmFixture.serverKey(s), java.time.Duration.ZERO, new TestHooks());
+            assertInstanceOf(PairingResult.Fallback.class, server);
+            CompletableFuture<PairingResult> client = CompletableFuture.supplyAsync(
+                    () -> transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a));
+            for (int i = 0; i < 10_000 && !client.isDone(); i++) {
+                b.catchUp(); // reads the HELLO once it is there
+                Thread.sleep(1);
+            }
+            PairingResult r = client.get(10, TimeUnit.SECONDS);
+            if (r instanceof PairingResult.Paired p) p.connection().close();
+            String reason = assertInstanceOf(PairingResult.Fallback.class, r,
+                    "the server decided TCP: the client must not pair").reason();
+            assertTrue(reason.startsWith("server already accepted on TCP"), reason);
+        });
+    }
+
+    /** What a test does with one announced connection to a listener without a thread ({@link #withAnnouncedConnection}). */
+    private interface AnnouncedCase {
+        void run(ShmTransport transport, ShmServerBinding binding, Announcement announcement, Socket client,
+                 Socket accepted) throws Exception;
+    }
+
+    /**
+     * A loopback server socket, a listener for it without a thread of its own (only catch-ups read its
+     * rendezvous), a client's announcement to it (which must be made), the client's TCP connect and its
+     * accepted socket; then {@code test}, and the listener closed.
+     */
+    private void withAnnouncedConnection(AnnouncedCase test) throws Exception {
         ShmTransport transport = new ShmTransport(new ShmSettings(tmp, 200), new RecordingTracer());
         try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
             InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
@@ -202,24 +196,24 @@ class ShmAnnounceTest {
                 assertNotNull(a, "a listener is there: the announcement is made");
                 c.connect(bound);
                 try (Socket s = ss.accept()) {
-                    PairingResult server = b.awaitPairing(ShmFixture.serverKey(s), java.time.Duration.ZERO, new TestHooks());
-                    assertInstanceOf(PairingResult.Fallback.class, server);
-                    CompletableFuture<PairingResult> client = CompletableFuture.supplyAsync(
-                            () -> transport.connect(ShmFixture.clientKey(c), OPTIONS, new TestHooks(), a));
-                    for (int i = 0; i < 10_000 && !client.isDone(); i++) {
-                        b.catchUp(); // reads the HELLO once it is there
-                        Thread.sleep(1);
-                    }
-                    PairingResult r = client.get(10, TimeUnit.SECONDS);
-                    if (r instanceof PairingResult.Paired p) p.connection().close();
-                    String reason = assertInstanceOf(PairingResult.Fallback.class, r,
-                            "the server decided TCP: the client must not pair").reason();
-                    assertTrue(reason.startsWith("server already accepted on TCP"), reason);
+                    test.run(transport, b, a, c, s);
                 }
             } finally {
                 b.close();
             }
         }
+    }
+
+    /** The accept of {@code s} on its own thread, once it waits for the announced client (a condition, not a sleep). */
+    private static CompletableFuture<PairingResult> awaitingAccept(ShmServerBinding b, Socket s) throws Exception {
+        CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                () -> b.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks()));
+        for (int i = 0; i < 10_000 && b.waitingAccepts() == 0 && !server.isDone(); i++) {
+            Thread.sleep(1);
+        }
+        assertEquals(1, b.waitingAccepts(), "the accept should wait for the announced client, got "
+                + (server.isDone() ? server.get() : "nothing"));
+        return server;
     }
 
     @Test
