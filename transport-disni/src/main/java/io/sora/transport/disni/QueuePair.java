@@ -58,6 +58,13 @@ final class QueuePair {
     private final Tracer tracer;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ReentrantLock pollLock = new ReentrantLock();
+    /**
+     * Held by the one thread that arms the CQ and waits on the completion channel: the connection's
+     * completion thread, or a reader waiting on it directly ({@code RdmaMedium.awaitReader}).
+     * {@link #destroy()} takes it first, so the channel is never freed under a waiting thread. Taken
+     * before the send and poll locks, never while holding them.
+     */
+    private final ReentrantLock eventLock = new ReentrantLock();
     private final ByteBuffer control = ByteBuffer.allocateDirect(CONTROL_SIZE);
     private Verbs.Region controlMr;
     private long shadowAddress;
@@ -293,10 +300,27 @@ final class QueuePair {
         }
     }
 
-    /** Waits up to {@code timeoutMillis} for a completion event and acknowledges it; false on timeout. */
+    /**
+     * Waits up to {@code timeoutMillis} for a completion event and acknowledges it; false on timeout.
+     * Only with the event lock held ({@link #enterEvents}, {@link #tryEnterEvents}).
+     */
     boolean awaitEvent(int timeoutMillis) throws IOException {
         if (destroyed) return false;
         return verbs.awaitEvent(timeoutMillis);
+    }
+
+    /** Takes the right to arm and wait on the completion channel, waiting for the thread that has it. */
+    void enterEvents() {
+        eventLock.lock();
+    }
+
+    /** Takes the right to arm and wait on the completion channel if nobody has it; false if somebody does. */
+    boolean tryEnterEvents() {
+        return eventLock.tryLock();
+    }
+
+    void leaveEvents() {
+        eventLock.unlock();
     }
 
     /**
@@ -319,24 +343,31 @@ final class QueuePair {
     // ---------------------------------------------------------------- teardown
 
     /**
-     * Releases every verbs resource ({@link Verbs#destroy()}). Must be called by the thread that waits
-     * on the completion channel, or when nobody does. Idempotent.
+     * Releases every verbs resource ({@link Verbs#destroy()}), once no thread waits on the completion
+     * channel (the event lock: a reader waiting there directly leaves on the next completion, and the
+     * disconnect before a release flushes every posted receive, or at the end of its bounded wait).
+     * Idempotent.
      */
     void destroy() {
-        sendLock.lock(); // the order of awaitRoom (send lock, then poll lock)
-        pollLock.lock();
+        eventLock.lock(); // held to the end: a thread that then takes it finds the pair destroyed
         try {
-            if (destroyed) return;
-            destroyed = true;
+            sendLock.lock(); // the order of awaitRoom (send lock, then poll lock)
+            pollLock.lock();
+            try {
+                if (destroyed) return;
+                destroyed = true;
+            } finally {
+                pollLock.unlock();
+                sendLock.unlock();
+            }
+            int qpNum = verbs.qpNum();
+            synchronized (lifecycle) {
+                verbs.destroy();
+            }
+            traceQp("DESTROYED", "qp_num=" + qpNum);
         } finally {
-            pollLock.unlock();
-            sendLock.unlock();
+            eventLock.unlock();
         }
-        int qpNum = verbs.qpNum();
-        synchronized (lifecycle) {
-            verbs.destroy();
-        }
-        traceQp("DESTROYED", "qp_num=" + qpNum);
     }
 
     boolean isDestroyed() {

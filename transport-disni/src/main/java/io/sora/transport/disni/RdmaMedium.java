@@ -4,6 +4,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.RingMedium;
+import io.sora.transport.VirtualThreads;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
 import java.net.ProtocolException;
@@ -31,13 +32,18 @@ import java.util.concurrent.locks.LockSupport;
  * credits already bound what is outstanding); a flag is sent only after every byte before it.
  *
  * <p>Waiting: an engine that spins calls {@link #producedByPeer()} / {@link #consumedByPeer()}, which
- * poll the CQ themselves when nothing new is known (no thread hop on the fast path). An engine about
- * to sleep announces it; the connection's completion thread ({@code sora-rdma-cq-<id>}) then arms the
- * CQ, drains it, and blocks on the completion channel, waking the engine on the next completion.
- * Nobody waiting, the thread parks: an idle connection costs no CPU. That wake-up is two hand-offs
- * (channel to completion thread, completion thread to engine); the medium measures the second and
- * reports both ({@link #wakeLatencyNanos}), so the engine's waiting policy spins through waits that
- * are shorter than a wake-up (under emulation a wake-up cost more than a whole spinning round trip).
+ * poll the CQ themselves when nothing new is known (no thread hop on the fast path). With
+ * {@code -Dsora.rdma.directWait=true} a reader about to sleep arms the CQ and blocks on the completion
+ * channel itself ({@link #awaitReader}): the next completion wakes it in one hand-off, as rsockets'
+ * blocking reads do. Otherwise (the default, a writer waiting for credits, a selector, a virtual
+ * thread, a reader whose last such wait ran out with nothing arriving, or whenever another thread has
+ * the channel) the engine announces its sleep and parks; the
+ * connection's completion thread ({@code sora-rdma-cq-<id>}) then arms the CQ, drains it, and blocks
+ * on the completion channel, waking the engine on the next completion. Nobody waiting, the thread
+ * parks: an idle connection costs no CPU. That wake-up is two hand-offs (channel to completion thread,
+ * completion thread to engine); the medium measures the second and reports both
+ * ({@link #wakeLatencyNanos}), so the engine's waiting policy spins through waits that are shorter
+ * than a wake-up (under emulation a wake-up cost more than a whole spinning round trip).
  *
  * <p>Peer death: an error completion or the CM's DISCONNECTED without the peer's CLOSED flag sets
  * {@link #DEAD}. Close: CLOSED is sent signaled, its completion awaited (bounded), then the CM id is
@@ -67,6 +73,21 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     static final int EVENT_WAIT_MILLIS = 5000;
+    /**
+     * Whether a sleeping reader waits on the completion channel itself ({@link #awaitReader}), off
+     * unless {@code -Dsora.rdma.directWait=true}. Measured in the Soft-RoCE VM (docs/rdma.md, "Waiting"):
+     * the 4 KiB round trip 458-491 us against 499 us through the completion thread, but one-way
+     * streaming at half the throughput (7-9 MB/s against 15-16), so not the default until measured on
+     * RDMA hardware, where a thread hand-off costs microseconds rather than the emulator's hundreds.
+     */
+    static final boolean DIRECT_WAIT = Boolean.getBoolean("sora.rdma.directWait");
+    /**
+     * How long a reader waits on the completion channel itself before it hands the wait to the
+     * completion thread: an idle connection then costs no wake-ups, and a local event that posts
+     * nothing (a {@code shutdownInput} of this side, the peer's death before our disconnect flushes
+     * the receives) reaches a reader waiting there within this time.
+     */
+    static final int DIRECT_SLICE_MILLIS = 50;
     static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
     private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED;
     /** Peer receives kept for CTRL messages: data WRITEs never take them. */
@@ -125,15 +146,34 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     private volatile long closeSeq = -1;
     private volatile boolean readerWaiting;
     private volatile boolean writerWaiting;
+    /** How long a reader waits on the completion channel itself ({@link #awaitReader}); 0: never. */
+    private final int directSliceMillis;
+    /**
+     * The reader's last wait on the completion channel ran out with nothing arriving: it sleeps
+     * through the completion thread until it consumes bytes again. The reader's thread only.
+     */
+    private boolean readerIdle;
+    /** Reader sleeps spent on the completion channel itself / completion-thread waits on it (tests, diagnostics). */
+    private volatile long directWaits;
+    private volatile long threadWaits;
     private volatile boolean pairing = true;
     private volatile boolean closing;
     private volatile boolean terminate;
     private volatile String failure;
 
     RdmaMedium(long id, QueuePair qp, Tracer tracer) {
+        this(id, qp, tracer, DIRECT_WAIT ? DIRECT_SLICE_MILLIS : 0);
+    }
+
+    /**
+     * @param directSliceMillis how long a sleeping reader waits on the completion channel itself
+     *                          ({@link #awaitReader}); 0: every sleep goes through the completion thread
+     */
+    RdmaMedium(long id, QueuePair qp, Tracer tracer, int directSliceMillis) {
         this.id = id;
         this.qp = qp;
         this.tracer = tracer;
+        this.directSliceMillis = directSliceMillis;
         qp.setCompletions(this);
         this.thread = new Thread(this::run, "sora-rdma-cq-" + id);
         thread.setDaemon(true);
@@ -295,11 +335,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                     LockSupport.park(this);
                     continue;
                 }
-                qp.arm();
-                drain();
-                if (terminate || !needed()) continue;
-                qp.awaitEvent(EVENT_WAIT_MILLIS);
-                drain();
+                qp.enterEvents(); // a reader waiting on the channel itself drains it when it wakes
+                try {
+                    if (terminate) break;
+                    qp.arm();
+                    drain();
+                    if (terminate || !needed()) continue;
+                    threadWaits++;
+                    qp.awaitEvent(EVENT_WAIT_MILLIS);
+                    drain();
+                } finally {
+                    qp.leaveEvents();
+                }
             }
         } catch (IOException | RuntimeException e) {
             if (!closing) broken("completion channel failed: " + e.getMessage());
@@ -309,9 +356,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     private void drain() {
-        for (int i = 0; i < 1000 && qp.poll(true) > 0; i++) {
-            // bounded: the CQ is finite, new completions are picked up by the next round
-        }
+        pollAll();
         PairingListener l = listener;
         if (l != null) {
             Object m;
@@ -323,6 +368,17 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 }
             }
         }
+        pumpIfDue();
+    }
+
+    private void pollAll() {
+        for (int i = 0; i < 1000 && qp.poll(true) > 0; i++) {
+            // bounded: the CQ is finite, new completions are picked up by the next round
+        }
+    }
+
+    /** What the channel's waiter does after draining: held-back bytes or flags, receives to return. */
+    private void pumpIfDue() {
         if (!pairing && !closing && (unsent() || qp.reposted() - reportedReposts >= SLOT_BATCH)) pump();
     }
 
@@ -378,6 +434,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     @Override
     public void publishConsumed(long consumed) {
         localConsumed = consumed;
+        readerIdle = false;
         pump();
     }
 
@@ -488,13 +545,72 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         return WAKE_HOPS * (nowNanos - woken);
     }
 
+    /**
+     * A reader about to sleep: the completion thread is called only if the reader will not wait on the
+     * channel itself ({@link #awaitReader} calls it when it finds it cannot).
+     */
     @Override
     public void announceReaderWaiting(boolean waiting) {
         readerWaiting = waiting;
         if (waiting) {
             VarHandle.fullFence();
+            if (directSliceMillis == 0 || readerIdle) LockSupport.unpark(thread);
+        }
+    }
+
+    /** A selector waits for this reader: only the completion thread can wake it. */
+    @Override
+    public void armReaderWaker(boolean armed) {
+        readerWaiting = armed;
+        if (armed) {
+            VarHandle.fullFence();
             LockSupport.unpark(thread);
         }
+    }
+
+    /**
+     * The sleeping reader waits on the completion channel itself: arms the CQ, drains it (what arrived
+     * between the reader's re-check and the arming), and blocks for the next completion event, at most
+     * {@link #DIRECT_SLICE_MILLIS} (or the read's time-out); then drains again and returns, and the engine
+     * re-checks. One hand-off (the channel wakes this thread) instead of two. Returns false, having
+     * called the completion thread, when the wait goes through it instead: direct waits are off, the
+     * thread is virtual (a blocking native call would pin its carrier), the reader's last direct wait
+     * ran out (an idle connection then costs no periodic wake-ups), or another thread has the channel
+     * (the completion thread, which then wakes this reader).
+     */
+    @Override
+    public boolean awaitReader(long timeoutNanos) {
+        if (directSliceMillis == 0 || readerIdle || VirtualThreads.isVirtual(Thread.currentThread()) || !qp.tryEnterEvents()) {
+            LockSupport.unpark(thread);
+            return false;
+        }
+        try {
+            if (terminate || qp.isDestroyed()) {
+                LockSupport.unpark(thread);
+                return false;
+            }
+            qp.arm();
+            pollAll();
+            if (peerProduced == localConsumed && (peerFlags.get() & EOF_FLAGS) == 0) {
+                int millis = directSliceMillis;
+                if (timeoutNanos > 0) millis = (int) Math.max(1, Math.min(millis, (timeoutNanos + 999_999) / 1_000_000));
+                directWaits++;
+                boolean event = qp.awaitEvent(millis);
+                pollAll();
+                if (!event && millis == directSliceMillis && peerProduced == localConsumed) readerIdle = true;
+            }
+            pumpIfDue();
+        } catch (IOException | RuntimeException e) {
+            if (!closing) broken("completion channel failed: " + e.getMessage());
+        } finally {
+            qp.leaveEvents();
+        }
+        return true;
+    }
+
+    /** {reader sleeps that waited on the completion channel itself, waits of the completion thread on it}; exact once idle. */
+    long[] waitCounts() {
+        return new long[] {directWaits, threadWaits};
     }
 
     @Override

@@ -76,6 +76,10 @@ final class FakeVerbs implements Verbs {
     private boolean eventsHeld;
     /** The thread waiting in a held {@link #awaitEvent}, or null; guarded by lock. */
     private Thread heldWaiter;
+    /** Threads inside {@link #awaitEvent}; guarded by lock. */
+    private int eventWaiters;
+    /** {@link #destroy} ran while a thread waited in {@link #awaitEvent} (the channel freed under it); guarded by lock. */
+    private boolean destroyedUnderWaiter;
 
     private FakeVerbs(Fabric fabric, int id) {
         this.fabric = fabric;
@@ -163,6 +167,20 @@ final class FakeVerbs implements Verbs {
     boolean holdsEventsOf(Thread t) {
         synchronized (lock) {
             return heldWaiter == t;
+        }
+    }
+
+    /** Whether the verbs resources were released ({@link #destroy}). */
+    boolean isDestroyed() {
+        synchronized (lock) {
+            return destroyed;
+        }
+    }
+
+    /** Whether {@link #destroy} ran while a thread waited on the completion channel (on a NIC: a use after free). */
+    boolean destroyedUnderWaiter() {
+        synchronized (lock) {
+            return destroyedUnderWaiter;
         }
     }
 
@@ -338,6 +356,7 @@ final class FakeVerbs implements Verbs {
     @Override
     public boolean awaitEvent(int timeoutMillis) throws IOException {
         synchronized (lock) {
+            eventWaiters++;
             try {
                 if (cq.isEmpty() && !destroyed && !eventsHeld) lock.wait(Math.max(1, timeoutMillis));
                 while (eventsHeld && !destroyed) {
@@ -349,6 +368,7 @@ final class FakeVerbs implements Verbs {
                 throw new IOException("fake: interrupted");
             } finally {
                 heldWaiter = null;
+                eventWaiters--;
             }
             return !cq.isEmpty();
         }
@@ -378,6 +398,7 @@ final class FakeVerbs implements Verbs {
     @Override
     public void destroy() {
         synchronized (lock) {
+            if (eventWaiters > 0) destroyedUnderWaiter = true;
             destroyed = true;
             templates = new Template[3]; // as DiSNI's freed calls: a later use throws NullPointerException
             posted.clear();

@@ -53,11 +53,16 @@ class RdmaMediumTest {
         final RingConnection cb;
 
         Link() throws IOException {
+            this(RdmaMedium.DIRECT_SLICE_MILLIS);
+        }
+
+        /** @param directSliceMillis as {@link RdmaMedium}'s: 0, every sleep through the completion thread */
+        Link(int directSliceMillis) throws IOException {
             FakeVerbs[] v = FakeVerbs.pair();
             va = v[0];
             vb = v[1];
-            a = new RdmaMedium(1, new QueuePair(va, 1, Tracer.OFF), Tracer.OFF);
-            b = new RdmaMedium(2, new QueuePair(vb, 2, Tracer.OFF), Tracer.OFF);
+            a = new RdmaMedium(1, new QueuePair(va, 1, Tracer.OFF), Tracer.OFF, directSliceMillis);
+            b = new RdmaMedium(2, new QueuePair(vb, 2, Tracer.OFF), Tracer.OFF, directSliceMillis);
             Verbs.Region ra = a.allocateReceiveRing(RING);
             Verbs.Region rb = b.allocateReceiveRing(RING);
             a.allocateSendRing(RING, rb.address(), rb.rkey());
@@ -114,12 +119,13 @@ class RdmaMediumTest {
     // ------------------------------------------------------------------ waiting policy
 
     /**
-     * A reader that sleeps is woken through the completion thread; the medium tells the reader's
-     * waiting policy what that wake-up cost (two hand-offs), and only for a wake-up it signalled.
+     * A reader that sleeps through the completion thread (direct waits off) is woken by it; the medium
+     * tells the reader's waiting policy what that wake-up cost (two hand-offs), and only for a wake-up
+     * it signalled.
      */
     @Test
     void aSleepingReaderLearnsWhatItsWakeUpCost() throws Exception {
-        link = new Link(); // spinIterations 0: every wait sleeps at once
+        link = new Link(0); // spinIterations 0: every wait sleeps at once
         long before = System.nanoTime();
         assertEquals(-1, link.b.wakeLatencyNanos(true, before, System.nanoTime()), "no wake-up signalled yet");
         AtomicReference<Object> got = new AtomicReference<>();
@@ -140,6 +146,71 @@ class RdmaMediumTest {
         assertTrue(cost >= 0 && cost <= 2 * (now - before), "wake-up cost " + cost + " ns");
         assertEquals(-1, link.b.wakeLatencyNanos(true, now, System.nanoTime()), "a sleep after the wake-up was not woken");
         assertEquals(-1, link.b.wakeLatencyNanos(false, before, now), "the writer never slept");
+    }
+
+    /**
+     * A sleeping reader waits on the completion channel itself: the peer's write wakes it in one
+     * hand-off, and the completion thread never waits on the channel (nor is woken) for it.
+     */
+    @Test
+    void aSleepingReaderWaitsOnTheCompletionChannelItself() throws Exception {
+        link = new Link((int) TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS)); // a slice no test outlasts
+        long threadWaitsBefore = link.b.waitCounts()[1];
+        long before = System.nanoTime();
+        AtomicReference<Object> got = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                got.set(link.cb.inputStream().read());
+            } catch (IOException e) {
+                got.set(e);
+            }
+        }, "reader");
+        reader.start();
+        await("reader waits on the completion channel", () -> link.b.waitCounts()[0] == 1
+                && reader.getState() == Thread.State.TIMED_WAITING);
+        link.ca.outputStream().write(42);
+        reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertEquals(42, got.get());
+        assertEquals(1, link.b.waitCounts()[0], "one direct wait");
+        assertEquals(threadWaitsBefore, link.b.waitCounts()[1], "the completion thread did not wait on the channel");
+        assertEquals(-1, link.b.wakeLatencyNanos(true, before, System.nanoTime()), "no completion-thread wake-up");
+        Thread t = link.b.completionThread();
+        assertTrue(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == link.b, "completion thread still parked");
+    }
+
+    /**
+     * The verbs resources are released only once no thread waits on the completion channel: a reader
+     * waiting there when the connection is dropped (our disconnect after the peer died, a listener
+     * closing) keeps the completion thread's release waiting until it leaves (a channel freed under a
+     * thread in {@code ibv_get_cq_event} is a use after free); the reader then ends when its socket
+     * is closed.
+     */
+    @Test
+    void releaseWaitsForAReaderOnTheCompletionChannel() throws Exception {
+        link = new Link((int) TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        link.vb.holdEvents();
+        AtomicReference<Object> got = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                got.set(link.cb.inputStream().read());
+            } catch (IOException e) {
+                got.set(e);
+            }
+        }, "reader");
+        reader.start();
+        await("reader held on the completion channel", () -> link.vb.holdsEventsOf(reader));
+        link.b.abort();
+        Thread t = link.b.completionThread();
+        await("the completion thread releases, or waits to", () -> t.getState() == Thread.State.TERMINATED
+                || (t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) instanceof AbstractQueuedSynchronizer));
+        assertFalse(link.vb.isDestroyed(), "not released while the reader waits on the channel");
+        link.vb.releaseEvents();
+        t.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertTrue(link.vb.isDestroyed(), "released once the reader left the channel");
+        assertFalse(link.vb.destroyedUnderWaiter(), "never released under a waiting thread");
+        link.cb.close();
+        reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertFalse(reader.isAlive(), "the reader ended when its socket closed: " + got.get());
     }
 
     // ------------------------------------------------------------------ 1: post after release
