@@ -20,11 +20,17 @@ import java.util.concurrent.TimeUnit;
  * (another agent used sockets first) cannot be held: then the start runs before {@code main}, as always.
  *
  * <p>The starting thread itself never waits (it would wait for itself); it does not load the gated
- * classes either (checked with {@code -Xlog:class+load}). The wait is bounded ({@value #WAIT_MILLIS} ms, then a warning): a start that hangs
+ * classes either (checked with {@code -Xlog:class+load}). The wait is bounded ({@link #WAIT_MILLIS}, then a warning): a start that hangs
  * costs the application that much once, never its sockets' bytes: they stay on TCP.
  */
 final class StartGate implements ClassFileTransformer {
-    static final long WAIT_MILLIS = 10_000;
+    static final String WAIT_PROPERTY = "sora.startup.gateWait";
+    /**
+     * How long a gated class load waits for the start, in ms: {@code -Dsora.startup.gateWait=MS}, 10,000
+     * by default (the agent starts in 0.1-0.3 s on an ordinary machine; an emulated one took more than
+     * 10 s), 0: never wait (the application's first sockets may then load unpatched and stay on TCP).
+     */
+    static final long WAIT_MILLIS = Math.max(0, Long.getLong(WAIT_PROPERTY, 10_000));
 
     private final Instrumentation inst;
     private final CountDownLatch started = new CountDownLatch(1);
@@ -92,7 +98,8 @@ final class StartGate implements ClassFileTransformer {
         try {
             if (!started.await(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
                 System.err.println("[sora] WARN the agent did not start within " + WAIT_MILLIS + " ms; "
-                        + name.replace('/', '.') + " loads unpatched, its connections stay on TCP until it has");
+                        + name.replace('/', '.') + " loads unpatched, its connections stay on TCP until it has"
+                        + " (on a slow host: -D" + WAIT_PROPERTY + "=MS waits longer)");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
