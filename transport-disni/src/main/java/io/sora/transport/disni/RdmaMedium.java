@@ -76,9 +76,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     /**
      * Whether a sleeping reader waits on the completion channel itself ({@link #awaitReader}), off
      * unless {@code -Dsora.rdma.directWait=true}. Measured in the Soft-RoCE VM (docs/rdma.md, "Waiting"):
-     * the 4 KiB round trip 458-491 us against 499 us through the completion thread, but one-way
-     * streaming at half the throughput (7-9 MB/s against 15-16), so not the default until measured on
-     * RDMA hardware, where a thread hand-off costs microseconds rather than the emulator's hundreds.
+     * no gain there (round trip and streaming within the emulator's spread of the completion thread's),
+     * so not the default until measured on RDMA hardware, where a thread hand-off costs microseconds
+     * rather than the emulator's hundreds. (A first version, whose direct wake-ups told the waiting
+     * policy nothing of their cost, halved one-way streaming: the policy then learnt every wait with
+     * its wake-up in it, and slept between chunks.)
      */
     static final boolean DIRECT_WAIT = Boolean.getBoolean("sora.rdma.directWait");
     /**
@@ -153,6 +155,14 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      * through the completion thread until it consumes bytes again. The reader's thread only.
      */
     private boolean readerIdle;
+    /** The reader's last sleep ended on a completion event it waited for itself. The reader's thread only. */
+    private boolean directWoken;
+    /** What one hand-off to the reader costs, averaged over the completion thread's wake-ups of it (-1: none yet); reader only. */
+    private long readerHop = -1;
+    /** Sleeps of the reader woken by the completion thread (measured); reader only. */
+    private int classicReaderWakes;
+    /** The reader's first sleeps go through the completion thread, to measure a hand-off before any direct wait. */
+    static final int MEASURED_WAKES_FIRST = 8;
     /** Reader sleeps spent on the completion channel itself / completion-thread waits on it (tests, diagnostics). */
     private volatile long directWaits;
     private volatile long threadWaits;
@@ -540,9 +550,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     @Override
     public long wakeLatencyNanos(boolean reader, long sleptAtNanos, long nowNanos) {
+        if (reader && directWoken) {
+            directWoken = false;
+            return readerHop; // one hand-off, as measured on the completion thread's wake-ups (-1: none yet)
+        }
         long woken = reader ? readerWokenAt : writerWokenAt;
         if (woken == 0 || woken - sleptAtNanos < 0 || nowNanos - woken < 0) return -1;
-        return WAKE_HOPS * (nowNanos - woken);
+        long hop = nowNanos - woken;
+        if (reader) {
+            readerHop = readerHop < 0 ? hop : readerHop + ((hop - readerHop) >> 2);
+            classicReaderWakes++;
+        }
+        return WAKE_HOPS * hop;
     }
 
     /**
@@ -554,7 +573,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         readerWaiting = waiting;
         if (waiting) {
             VarHandle.fullFence();
-            if (directSliceMillis == 0 || readerIdle) LockSupport.unpark(thread);
+            if (directSliceMillis == 0 || readerIdle || classicReaderWakes < MEASURED_WAKES_FIRST) LockSupport.unpark(thread);
         }
     }
 
@@ -574,13 +593,16 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      * {@link #DIRECT_SLICE_MILLIS} (or the read's time-out); then drains again and returns, and the engine
      * re-checks. One hand-off (the channel wakes this thread) instead of two. Returns false, having
      * called the completion thread, when the wait goes through it instead: direct waits are off, the
-     * thread is virtual (a blocking native call would pin its carrier), the reader's last direct wait
-     * ran out (an idle connection then costs no periodic wake-ups), or another thread has the channel
-     * (the completion thread, which then wakes this reader).
+     * reader has not yet been woken {@link #MEASURED_WAKES_FIRST} times by the completion thread (what
+     * one hand-off costs is measured on those, and {@link #wakeLatencyNanos} reports it for each direct
+     * wake-up, so the engine's waiting policy learns the wait without its wake-up, as for the others),
+     * the thread is virtual (a blocking native call would pin its carrier), the reader's last direct
+     * wait ran out (an idle connection then costs no periodic wake-ups), or another thread has the
+     * channel (the completion thread, which then wakes this reader).
      */
     @Override
     public boolean awaitReader(long timeoutNanos) {
-        if (directSliceMillis == 0 || readerIdle || VirtualThreads.isVirtual(Thread.currentThread()) || !qp.tryEnterEvents()) {
+        if (directSliceMillis == 0 || readerIdle || classicReaderWakes < MEASURED_WAKES_FIRST || VirtualThreads.isVirtual(Thread.currentThread()) || !qp.tryEnterEvents()) {
             LockSupport.unpark(thread);
             return false;
         }
@@ -596,6 +618,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 if (timeoutNanos > 0) millis = (int) Math.max(1, Math.min(millis, (timeoutNanos + 999_999) / 1_000_000));
                 directWaits++;
                 boolean event = qp.awaitEvent(millis);
+                directWoken = event;
                 pollAll();
                 if (!event && millis == directSliceMillis && peerProduced == localConsumed) readerIdle = true;
             }
