@@ -116,6 +116,19 @@ class RdmaMediumTest {
         return got.toByteArray();
     }
 
+    /** Starts a thread that reads one byte from {@code in} into {@code got} (or the IOException it threw). */
+    private static Thread startReader(InputStream in, AtomicReference<Object> got, String name) {
+        Thread reader = new Thread(() -> {
+            try {
+                got.set(in.read());
+            } catch (IOException e) {
+                got.set(e);
+            }
+        }, name);
+        reader.start();
+        return reader;
+    }
+
     // ------------------------------------------------------------------ waiting policy
 
     /**
@@ -129,14 +142,7 @@ class RdmaMediumTest {
         long before = System.nanoTime();
         assertEquals(-1, link.b.wakeLatencyNanos(true, before, System.nanoTime()), "no wake-up signalled yet");
         AtomicReference<Object> got = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
-            try {
-                got.set(link.cb.inputStream().read());
-            } catch (IOException e) {
-                got.set(e);
-            }
-        }, "reader");
-        reader.start();
+        Thread reader = startReader(link.cb.inputStream(), got, "reader");
         await("reader sleeps", () -> reader.getState() == Thread.State.WAITING);
         link.ca.outputStream().write(42);
         reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
@@ -155,14 +161,7 @@ class RdmaMediumTest {
     private static void measureWakes(Link link) throws Exception {
         for (int i = 0; i < RdmaMedium.MEASURED_WAKES_FIRST; i++) {
             AtomicReference<Object> got = new AtomicReference<>();
-            Thread reader = new Thread(() -> {
-                try {
-                    got.set(link.cb.inputStream().read());
-                } catch (IOException e) {
-                    got.set(e);
-                }
-            }, "reader-" + i);
-            reader.start();
+            Thread reader = startReader(link.cb.inputStream(), got, "reader-" + i);
             await("reader parks", () -> reader.getState() == Thread.State.WAITING && LockSupport.getBlocker(reader) != null);
             link.ca.outputStream().write(i);
             reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
@@ -183,14 +182,7 @@ class RdmaMediumTest {
         settle(link.b, link.vb);
         long threadWaitsBefore = link.b.waitCounts()[1];
         AtomicReference<Object> got = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
-            try {
-                got.set(link.cb.inputStream().read());
-            } catch (IOException e) {
-                got.set(e);
-            }
-        }, "reader");
-        reader.start();
+        Thread reader = startReader(link.cb.inputStream(), got, "reader");
         await("reader waits on the completion channel", () -> link.b.waitCounts()[0] == 1
                 && reader.getState() == Thread.State.TIMED_WAITING);
         link.ca.outputStream().write(42);
@@ -216,14 +208,7 @@ class RdmaMediumTest {
         settle(link.b, link.vb);
         link.vb.holdEvents();
         AtomicReference<Object> got = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
-            try {
-                got.set(link.cb.inputStream().read());
-            } catch (IOException e) {
-                got.set(e);
-            }
-        }, "reader");
-        reader.start();
+        Thread reader = startReader(link.cb.inputStream(), got, "reader");
         await("reader held on the completion channel", () -> link.vb.holdsEventsOf(reader));
         link.b.abort();
         Thread t = link.b.completionThread();
