@@ -240,26 +240,23 @@ final class PathWarmup {
             try (binding;
                  SocketChannel client = SocketChannel.open(server.getLocalAddress());
                  SocketChannel accepted = server.accept()) {
-                ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalAddress(),
-                        (InetSocketAddress) client.getRemoteAddress());
-                PairingResult c = shm.connect(key, options, PairedSocket.hooks(client.socket()));
-                PairingResult s = binding.awaitPairing(key, options.fallbackWait(), PairedSocket.hooks(accepted.socket()));
-                if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp
-                        && cp.connection() instanceof RingConnection a && sp.connection() instanceof RingConnection b) {
-                    try {
-                        if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
-                        int made = selectorRoundTrips(accepted, client, a, CHANNEL_ROUNDS);
-                        return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
-                    } finally {
-                        registry.warmUpUnpair(client);
-                        registry.warmUpUnpair(accepted);
-                        a.close();
-                        b.close();
-                    }
+                FastConnection[] ends = pair(shm, binding, options, client.socket(), accepted.socket());
+                if (ends == null) return "not paired";
+                if (!(ends[0] instanceof RingConnection a && ends[1] instanceof RingConnection b)) {
+                    ends[0].close();
+                    ends[1].close();
+                    return "not paired";
                 }
-                close(c);
-                close(s);
-                return "not paired";
+                try {
+                    if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
+                    int made = selectorRoundTrips(accepted, client, a, CHANNEL_ROUNDS);
+                    return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
+                } finally {
+                    registry.warmUpUnpair(client);
+                    registry.warmUpUnpair(accepted);
+                    a.close();
+                    b.close();
+                }
             }
         } catch (IOException | RuntimeException e) {
             return "failed: " + e; // a warm-up only
@@ -355,7 +352,13 @@ final class PathWarmup {
                 // private hooks bounded them: a stuck warm-up ends
                 client.setSoTimeout(5000);
                 accepted.setSoTimeout(5000);
-                warm(shm, binding, options, client, accepted);
+                FastConnection[] ends = pair(shm, binding, options, client, accepted);
+                if (ends != null) {
+                    try (FastConnection a = ends[0]; FastConnection b = ends[1]) {
+                        exchange(a.outputStream(), b.inputStream());
+                        exchange(b.outputStream(), a.inputStream());
+                    }
+                }
             }
         } catch (IOException | RuntimeException e) {
             // a warm-up only
@@ -364,21 +367,23 @@ final class PathWarmup {
         }
     }
 
-    private static void warm(ShmTransport shm, ServerBinding binding, PairingOptions options, Socket client,
-                             Socket accepted) throws IOException {
+    /**
+     * Pairs the loopback connection {@code client} / {@code accepted} through the application's code
+     * (the socket warm-up's and the channel warm-up's alike): {client's connection, server's}, or null
+     * when either end fell back (a half that paired is closed).
+     */
+    private static FastConnection[] pair(ShmTransport shm, ServerBinding binding, PairingOptions options, Socket client,
+                                         Socket accepted) throws IOException {
         ConnectionKey key = new ConnectionKey((InetSocketAddress) client.getLocalSocketAddress(),
                 (InetSocketAddress) client.getRemoteSocketAddress());
         PairingResult c = shm.connect(key, options, PairedSocket.hooks(client));
         PairingResult s = binding.awaitPairing(key, options.fallbackWait(), PairedSocket.hooks(accepted));
         if (c instanceof PairingResult.Paired cp && s instanceof PairingResult.Paired sp) {
-            try (FastConnection a = cp.connection(); FastConnection b = sp.connection()) {
-                exchange(a.outputStream(), b.inputStream());
-                exchange(b.outputStream(), a.inputStream());
-            }
-        } else {
-            close(c);
-            close(s);
+            return new FastConnection[] {cp.connection(), sp.connection()};
         }
+        close(c);
+        close(s);
+        return null;
     }
 
     private static void exchange(OutputStream out, InputStream in) throws IOException {
