@@ -557,7 +557,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         long woken = reader ? readerWokenAt : writerWokenAt;
         if (woken == 0 || woken - sleptAtNanos < 0 || nowNanos - woken < 0) return -1;
         long hop = nowNanos - woken;
-        if (reader) {
+        if (reader && directSliceMillis > 0) { // only direct waits use the measured hand-off
             readerHop = readerHop < 0 ? hop : readerHop + ((hop - readerHop) >> 2);
             classicReaderWakes++;
         }
@@ -573,8 +573,17 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         readerWaiting = waiting;
         if (waiting) {
             VarHandle.fullFence();
-            if (directSliceMillis == 0 || readerIdle || classicReaderWakes < MEASURED_WAKES_FIRST) LockSupport.unpark(thread);
+            if (readerSleepsThroughThread()) LockSupport.unpark(thread);
         }
+    }
+
+    /**
+     * Whether the reader's next sleep goes through the completion thread whatever else holds: direct
+     * waits are off, a hand-off is not measured yet, or its last direct wait ran out (see {@link #awaitReader}).
+     * The reader's thread only.
+     */
+    private boolean readerSleepsThroughThread() {
+        return directSliceMillis == 0 || readerIdle || classicReaderWakes < MEASURED_WAKES_FIRST;
     }
 
     /** A selector waits for this reader: only the completion thread can wake it. */
@@ -602,7 +611,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      */
     @Override
     public boolean awaitReader(long timeoutNanos) {
-        if (directSliceMillis == 0 || readerIdle || classicReaderWakes < MEASURED_WAKES_FIRST || VirtualThreads.isVirtual(Thread.currentThread()) || !qp.tryEnterEvents()) {
+        if (readerSleepsThroughThread() || VirtualThreads.isVirtual(Thread.currentThread()) || !qp.tryEnterEvents()) {
             LockSupport.unpark(thread);
             return false;
         }
