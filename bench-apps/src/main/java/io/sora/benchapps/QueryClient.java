@@ -96,15 +96,6 @@ public final class QueryClient {
                         throw new IllegalStateException("query " + i + " id=" + ids[i] + ": expected " + expected[ids[i]] + ", got " + got[i]);
                     }
                 }
-                if (Boolean.getBoolean("sora.bench.timeline")) {
-                    StringBuilder tl = new StringBuilder("TIMELINE us per 1000:");
-                    for (int b = 0; b + 1000 <= queries; b += 1000) {
-                        long sum = 0;
-                        for (int i = b; i < b + 1000; i++) sum += nanos[i];
-                        tl.append(' ').append(sum / 1000);
-                    }
-                    System.out.println(tl);
-                }
                 printResult(nanos, totalNanos, connectNanos, setupNanos);
             }
         }
@@ -120,6 +111,16 @@ public final class QueryClient {
         long[] sorted = nanos.clone();
         Arrays.sort(sorted);
         if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(histogram(sorted));
+        if (Boolean.getBoolean("sora.bench.timeline")) {
+            // the mean of each block of 1,000 queries, in order: when a run gets fast, and what it cost before
+            StringBuilder tl = new StringBuilder("TIMELINE mean us per 1000 queries:");
+            for (int b = 0; b + 1000 <= queries; b += 1000) {
+                long sum = 0;
+                for (int i = b; i < b + 1000; i++) sum += nanos[i];
+                tl.append(' ').append(sum / 1_000_000);
+            }
+            System.out.println(tl);
+        }
         System.out.println(String.format(Locale.ROOT,
                 "RESULT queries=%d verified=%d median_us=%.3f p99_us=%.3f max_us=%.3f total_ms=%.3f qps=%.1f connect_ms=%.3f setup_ms=%.3f",
                 queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
