@@ -312,8 +312,15 @@ final class ChannelSelection {
         int reported = n;
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
-            // disarmed first: the bells read now wake no selector (this one is awake)
-            if (p != null && p.disarm() && p.direct == selector && p.bellMuted()) p.drainBell();
+            // disarmed first: the bells read now wake only the other selectors still armed on it
+            if (p != null && p.disarm(selector) && p.direct == selector && p.bellMuted()) {
+                p.drainBell();
+                // Another selector waits on this connection too (a temporary one for a blocking write,
+                // as Tomcat's): this one holds the bell channel in its epoll set but may not select
+                // again (a temporary selector is closed after one wait), so the doorbell thread reads
+                // the bells meanwhile and wakes the others; the next selector to arm takes them back.
+                if (p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+            }
         }
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());

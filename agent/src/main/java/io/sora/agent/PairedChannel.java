@@ -29,9 +29,19 @@ final class PairedChannel {
     private final RingInputStream in;
     private final RingOutputStream out;
     private final RingMedium medium;
-    /** The selector armed on this connection, woken by the peer's publish; null when none is. */
-    private volatile Selector armed;
-    private int armedOps; // the selecting thread's
+    /**
+     * The selectors armed on this connection, each woken by the peer's publish: usually one, two when
+     * the channel is registered with two selectors that wait at once (Tomcat's blocking writes wait on
+     * a temporary selector while its poller holds the channel's key). A copy on every change (arms and
+     * disarms, under this object's lock); read without the lock by {@link #wakeArmedSelector()}.
+     */
+    private volatile Selector[] armed = NO_SELECTORS;
+    /** What each of {@link #armed} armed ({@code OP_READ}, {@code OP_WRITE}); under this object's lock. */
+    private int[] armedOps = new int[0];
+    /** How many of {@link #armed} wait for reading, and for writing; under this object's lock. */
+    private int readArms;
+    private int writeArms;
+    private static final Selector[] NO_SELECTORS = new Selector[0];
 
     PairedChannel(RingConnection connection) {
         this.connection = connection;
@@ -227,12 +237,23 @@ final class PairedChannel {
     }
 
     /**
-     * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence); the
-     * caller re-checks {@link #ready} afterwards, then blocks.
+     * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence, even where
+     * another selector armed the same direction: the caller's re-check must come after it); the caller
+     * re-checks {@link #ready} afterwards, then blocks.
      */
-    void arm(Selector selector, int interest) {
-        armed = selector;
+    synchronized void arm(Selector selector, int interest) {
         int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        if (ops == 0) return;
+        int i = indexOf(selector);
+        if (i < 0) {
+            i = armed.length;
+            Selector[] s = java.util.Arrays.copyOf(armed, i + 1);
+            s[i] = selector;
+            armedOps = java.util.Arrays.copyOf(armedOps, i + 1);
+            armed = s;
+        }
+        int added = ops & ~armedOps[i];
+        armedOps[i] |= ops;
         if ((ops & SelectionKey.OP_READ) != 0) {
             // told at the first wait for reading through a selector, not at registration: a selector
             // used only to connect, or a temporary one, must not mark a channel read with streams
@@ -240,20 +261,49 @@ final class PairedChannel {
                 readsThroughSelector = true;
                 medium.markReadsThroughSelector();
             }
+            if ((added & SelectionKey.OP_READ) != 0) readArms++;
             medium.armReaderWaker(true);
         }
-        if ((ops & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(true);
-        armedOps |= ops;
+        if ((ops & SelectionKey.OP_WRITE) != 0) {
+            if ((added & SelectionKey.OP_WRITE) != 0) writeArms++;
+            medium.armWriterWaker(true);
+        }
     }
 
-    /** Disarms; true if it was armed (then the peer may have rung the bell). */
-    boolean disarm() {
-        if (armedOps == 0) return false;
-        if ((armedOps & SelectionKey.OP_READ) != 0) medium.armReaderWaker(false);
-        if ((armedOps & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(false);
-        armedOps = 0;
-        armed = null;
-        return true;
+    /**
+     * Disarms what {@code selector} armed; true if it had armed anything (then the peer may have rung the
+     * bell). A direction another selector still waits for stays armed.
+     */
+    synchronized boolean disarm(Selector selector) {
+        int i = indexOf(selector);
+        if (i < 0) return false;
+        int ops = armedOps[i];
+        int n = armed.length;
+        Selector[] s = new Selector[n - 1];
+        int[] o = new int[n - 1];
+        System.arraycopy(armed, 0, s, 0, i);
+        System.arraycopy(armed, i + 1, s, i, n - 1 - i);
+        System.arraycopy(armedOps, 0, o, 0, i);
+        System.arraycopy(armedOps, i + 1, o, i, n - 1 - i);
+        armedOps = o;
+        armed = n == 1 ? NO_SELECTORS : s;
+        if ((ops & SelectionKey.OP_READ) != 0 && --readArms == 0) medium.armReaderWaker(false);
+        if ((ops & SelectionKey.OP_WRITE) != 0 && --writeArms == 0) medium.armWriterWaker(false);
+        return ops != 0;
+    }
+
+    /** Whether a selector other than {@code selector} is armed on this connection now. */
+    boolean armedElsewhere(Selector selector) {
+        Selector[] s = armed;
+        return s.length > 1 || (s.length == 1 && s[0] != selector);
+    }
+
+    private int indexOf(Selector selector) {
+        Selector[] s = armed;
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == selector) return i;
+        }
+        return -1;
     }
 
     private java.nio.ByteBuffer bellScratch;
@@ -274,9 +324,8 @@ final class PairedChannel {
         medium.drainBell(bellScratch);
     }
 
-    /** The medium woke this connection (the peer published, or went): an armed selector wakes. */
+    /** The medium woke this connection (the peer published, or went): every armed selector wakes. */
     private void wakeArmedSelector() {
-        Selector s = armed;
-        if (s != null) s.wakeup();
+        for (Selector s : armed) s.wakeup();
     }
 }

@@ -386,6 +386,48 @@ public abstract class AbstractChannelSemanticsTest {
         }
     }
 
+    /**
+     * A channel registered with two selectors that wait at once (a worker blocking on a temporary
+     * selector while the application's poller holds the channel's key, as Tomcat's blocking writes do):
+     * the peer's bytes wake both.
+     */
+    @Test
+    void twoSelectorsWaitingOnOneChannelAreBothWokenByThePeersBytes() throws Exception {
+        try (Selector first = Selector.open(); Selector second = Selector.open()) {
+            accepted.configureBlocking(false);
+            accepted.register(first, SelectionKey.OP_READ);
+            accepted.register(second, SelectionKey.OP_READ);
+            Future<Integer> a = blockedSelect(first);
+            Future<Integer> b = blockedSelect(second);
+            writeFully(client, ByteBuffer.wrap(bytes(16, 40)));
+            assertEquals(1, a.get(10, TimeUnit.SECONDS), "the first selector woken");
+            assertEquals(1, b.get(10, TimeUnit.SECONDS), "the second selector woken");
+            assertArrayEquals(bytes(16, 40), readAvailable(accepted, 16));
+        }
+    }
+
+    /**
+     * A temporary selector that waits on the channel for a while and is closed, while the poller still
+     * waits on it: the poller is woken by the peer's next bytes (the temporary selector's end of its
+     * wait must not disarm the poller's, nor keep the peer's doorbell to itself).
+     */
+    @Test
+    void aTemporarySelectorWaitingBesideThePollerLeavesItWokenByThePeer() throws Exception {
+        try (Selector poller = Selector.open()) {
+            accepted.configureBlocking(false);
+            accepted.register(poller, SelectionKey.OP_READ);
+            Future<Integer> polled = blockedSelect(poller);
+            try (Selector temporary = Selector.open()) {
+                accepted.register(temporary, SelectionKey.OP_READ);
+                assertEquals(0, temporary.select(50), "nothing to read yet");
+            }
+            assertFalse(polled.isDone(), "the poller still waits");
+            writeFully(client, ByteBuffer.wrap(bytes(24, 41)));
+            assertEquals(1, polled.get(10, TimeUnit.SECONDS), "the poller woken by the peer's bytes");
+            assertArrayEquals(bytes(24, 41), readAvailable(accepted, 24));
+        }
+    }
+
     /** {@code selector.select()} without a timeout on a pool thread, once that thread is blocked in it. */
     private Future<Integer> blockedSelect(Selector selector) throws InterruptedException {
         AtomicReference<Thread> selecting = new AtomicReference<>();
