@@ -282,6 +282,11 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void selectorClosed(Selector selector) {
+        selection.closed(selector);
+    }
+
+    @Override
     public long selecting(Selector selector, long timeout) {
         return selection.selecting(selector, timeout);
     }

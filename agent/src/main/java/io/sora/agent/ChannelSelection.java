@@ -162,6 +162,27 @@ final class ChannelSelection {
     }
 
     /**
+     * {@code selector} closed: its set of paired keys is dropped (each key holds its selector, so the
+     * weak table alone kept every closed selector that had held a paired key, and its keys, until the
+     * JVM exited: a selector per blocking wait, or an event loop's rebuild, grew the heap without end),
+     * and a connection whose bell channel it polled no longer names it. The kernel dropped the bell
+     * channel from its epoll set with the selector's descriptor; the next selector to arm takes it.
+     */
+    void closed(Selector selector) {
+        Set<SelectionKey> keys = keysBySelector.remove(selector);
+        if (keys == null) return;
+        for (SelectionKey k : keys) {
+            PairedChannel p = channels.paired(k.channel());
+            if (p != null && p.direct == selector) {
+                p.direct = null;
+                // nobody polls the bells now: the doorbell thread reads them, for a selector that still
+                // waits on the connection (none normally: the others take the bells as they arm)
+                if (p.bellMuted() && p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+            }
+        }
+    }
+
+    /**
      * {@code ch} was just paired: the keys it was registered with before (Netty registers a channel
      * with its event loop's selector before it connects; an application may register a connecting
      * channel for {@code OP_CONNECT}) are remembered as a registration after the pairing would be, their

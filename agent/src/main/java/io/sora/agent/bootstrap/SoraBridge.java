@@ -406,6 +406,18 @@ public final class SoraBridge {
         }
     }
 
+    /** After a selector closed (its keys deregistered): what sora kept for it is dropped. */
+    public static void selectorClosed(Selector selector) {
+        SoraDelegate d = delegate;
+        if (d != null && selectorsArmed) {
+            try {
+                d.selectorClosed(selector);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
     public static long selecting(Selector selector, long timeout) {
         SoraDelegate d = delegate;
         if (d == null || !selectorsArmed) return timeout;

@@ -130,6 +130,10 @@ public interface SoraDelegate {
     default void selectorRegistering(Selector selector, SelectionKey key) {
     }
 
+    /** {@code selector} closed: its keys are deregistered. */
+    default void selectorClosed(Selector selector) {
+    }
+
     /** Before the selector's poll: the timeout to poll with (0 when a paired key is ready). */
     default long selecting(Selector selector, long timeout) {
         return timeout;

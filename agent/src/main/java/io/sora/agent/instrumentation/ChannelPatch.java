@@ -116,7 +116,8 @@ public final class ChannelPatch implements ClassFileTransformer {
                     new Insertion("implCloseSelectableChannel()V", Shape.ENTRY, "serverChannelClosing", "(" + SSC + ")V")),
             SELECTOR, List.of(
                     new Insertion("implRegister(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorRegistering",
-                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
+                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V"),
+                    new Insertion("implCloseSelector()V", Shape.EXIT, "selectorClosed", "(Ljava/nio/channels/Selector;)V")),
             EPOLL, List.of(
                     new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null)),
             // FileChannel.transferTo's direct path (sendfile on the target's fd): JDK 17 and 21 transferToDirectly,

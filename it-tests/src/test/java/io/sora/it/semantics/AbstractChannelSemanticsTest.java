@@ -428,6 +428,34 @@ public abstract class AbstractChannelSemanticsTest {
         }
     }
 
+    /**
+     * A selector that waited on the channel and was closed is not kept alive (a selector per blocking
+     * wait, or an event loop's rebuild, must not grow the heap): collected within a bounded number of
+     * collections.
+     */
+    @Test
+    void aClosedSelectorThatWaitedOnTheChannelIsNotKept() throws Exception {
+        accepted.configureBlocking(false);
+        java.lang.ref.WeakReference<Selector> closed = waitOnceAndClose(accepted, 8, 42);
+        for (int i = 0; i < 100 && closed.get() != null; i++) {
+            System.gc();
+            Thread.sleep(10); // the collector's reference processing runs on its own thread
+        }
+        assertTrue(closed.get() == null, "the closed selector is still reachable after 100 collections");
+    }
+
+    /** A selector woken once by the peer's bytes on {@code ch}, then closed; only a weak reference to it returned. */
+    private java.lang.ref.WeakReference<Selector> waitOnceAndClose(SocketChannel ch, int n, int seed) throws Exception {
+        Selector selector = Selector.open();
+        ch.register(selector, SelectionKey.OP_READ);
+        Future<Integer> selected = blockedSelect(selector);
+        writeFully(client, ByteBuffer.wrap(bytes(n, seed)));
+        assertEquals(1, selected.get(10, TimeUnit.SECONDS));
+        assertArrayEquals(bytes(n, seed), readAvailable(ch, n));
+        selector.close();
+        return new java.lang.ref.WeakReference<>(selector);
+    }
+
     /** {@code selector.select()} without a timeout on a pool thread, once that thread is blocked in it. */
     private Future<Integer> blockedSelect(Selector selector) throws InterruptedException {
         AtomicReference<Thread> selecting = new AtomicReference<>();
