@@ -21,7 +21,7 @@ import java.util.Objects;
  * reaches the channel (it is the value of a weak table keyed by the channel): the channel is passed
  * in by each call.
  *
- * <p>Threading as the channel's: one reader and one writer at a time (the engines' locks), selector
+ * <p>Threading as the channel's: one reader and one writer at a time, each for its whole call (this class's read and write locks), selector
  * calls on the selecting thread, {@link #wakeArmedSelector()} on the medium's thread.
  */
 final class PairedChannel {
@@ -42,6 +42,13 @@ final class PairedChannel {
     private int readArms;
     private int writeArms;
     private static final Selector[] NO_SELECTORS = new Selector[0];
+    /**
+     * One reader and one writer at a time for the whole call, as the JDK's own {@code readLock} and
+     * {@code writeLock} make each call of a TCP channel: a gathering write's buffers are not interleaved
+     * with another thread's write (the ring's own lock is taken per buffer), nor a scattering read's.
+     */
+    private final java.util.concurrent.locks.ReentrantLock readLock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.locks.ReentrantLock writeLock = new java.util.concurrent.locks.ReentrantLock();
 
     PairedChannel(RingConnection connection) {
         this.connection = connection;
@@ -58,6 +65,15 @@ final class PairedChannel {
     // ---------------------------------------------------------------- data
 
     int read(SocketChannel ch, ByteBuffer dst) throws IOException {
+        readLock.lock();
+        try {
+            return readLocked(ch, dst);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    private int readLocked(SocketChannel ch, ByteBuffer dst) throws IOException {
         Objects.requireNonNull(dst);
         if (dst.isReadOnly()) throw new IllegalArgumentException("Read-only buffer");
         ensureOpen(ch);
@@ -76,6 +92,15 @@ final class PairedChannel {
     }
 
     long read(SocketChannel ch, ByteBuffer[] dsts, int offset, int length) throws IOException {
+        readLock.lock();
+        try {
+            return readLocked(ch, dsts, offset, length);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    private long readLocked(SocketChannel ch, ByteBuffer[] dsts, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, dsts.length);
         ensureOpen(ch);
         boolean blocking = ch.isBlocking();
@@ -103,6 +128,15 @@ final class PairedChannel {
     }
 
     int write(SocketChannel ch, ByteBuffer src) throws IOException {
+        writeLock.lock();
+        try {
+            return writeLocked(ch, src);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private int writeLocked(SocketChannel ch, ByteBuffer src) throws IOException {
         Objects.requireNonNull(src);
         ensureWritable(ch);
         boolean blocking = ch.isBlocking();
@@ -120,6 +154,15 @@ final class PairedChannel {
     }
 
     long write(SocketChannel ch, ByteBuffer[] srcs, int offset, int length) throws IOException {
+        writeLock.lock();
+        try {
+            return writeLocked(ch, srcs, offset, length);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private long writeLocked(SocketChannel ch, ByteBuffer[] srcs, int offset, int length) throws IOException {
         Objects.checkFromIndexSize(offset, length, srcs.length);
         ensureWritable(ch);
         boolean blocking = ch.isBlocking();
@@ -143,6 +186,15 @@ final class PairedChannel {
 
     /** The adaptor's input stream ({@code nanos}: its SO_TIMEOUT, 0 none). */
     int streamRead(SocketChannel ch, byte[] b, int off, int len, long nanos) throws IOException {
+        readLock.lock();
+        try {
+            return streamReadLocked(ch, b, off, len, nanos);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    private int streamReadLocked(SocketChannel ch, byte[] b, int off, int len, long nanos) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
         if (!ch.isBlocking()) throw new IllegalBlockingModeException();
         if (len == 0) return 0;
@@ -162,6 +214,15 @@ final class PairedChannel {
 
     /** The adaptor's output stream: every byte. */
     void streamWrite(SocketChannel ch, byte[] b, int off, int len) throws IOException {
+        writeLock.lock();
+        try {
+            streamWriteLocked(ch, b, off, len);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private void streamWriteLocked(SocketChannel ch, byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
         if (!ch.isBlocking()) throw new IllegalBlockingModeException();
         ensureWritable(ch);

@@ -136,6 +136,50 @@ public abstract class AbstractChannelSemanticsTest {
         assertArrayEquals(expected, all);
     }
 
+    /**
+     * Two threads' gathering writes at once: each call's bytes arrive in one piece, as the JDK's write
+     * lock makes them on TCP (the calls outgrow the buffers, so each blocks part-way through).
+     */
+    @Test
+    void concurrentGatheringWritesAreNotInterleaved() throws Exception {
+        int calls = 20;
+        int part = 16 * 1024;
+        int parts = 4;
+        Future<?>[] writers = new Future<?>[2];
+        for (int w = 0; w < 2; w++) {
+            int writer = w;
+            writers[w] = pool.submit(() -> {
+                for (int c = 0; c < calls; c++) {
+                    byte tag = (byte) (1 + writer * calls + c);
+                    ByteBuffer[] srcs = new ByteBuffer[parts];
+                    for (int i = 0; i < parts; i++) {
+                        byte[] b = new byte[part];
+                        Arrays.fill(b, tag);
+                        srcs[i] = ByteBuffer.wrap(b);
+                    }
+                    long left = (long) part * parts;
+                    // blocking: one call writes every byte
+                    assertEquals(left, client.write(srcs), "a blocking gathering write writes every byte");
+                }
+                return null;
+            });
+        }
+        int call = part * parts;
+        byte[] all = readFully(accepted, ByteBuffer.allocate(2 * calls * call));
+        for (Future<?> w : writers) w.get(30, TimeUnit.SECONDS);
+        boolean[] seen = new boolean[256];
+        for (int at = 0; at < all.length; at += call) {
+            byte tag = all[at];
+            for (int i = at; i < at + call; i++) {
+                if (all[i] != tag) {
+                    throw new AssertionError("call " + tag + " interleaved with call " + all[i] + " at byte " + i);
+                }
+            }
+            assertFalse(seen[tag & 0xff], "call " + tag + " twice");
+            seen[tag & 0xff] = true;
+        }
+    }
+
     @Test
     void adaptorStreamsAvailableAndTheirTimeout() throws Exception {
         client.socket().getOutputStream().write(bytes(300, 8));
