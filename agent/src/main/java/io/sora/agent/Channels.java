@@ -91,6 +91,10 @@ final class Channels {
     /** Before the TCP connect: remembered (with its blocking mode) until it completes, and announced. */
     void connecting(SocketChannel ch, SocketAddress remote) {
         if (rules.isEmpty() || !(remote instanceof InetSocketAddress)) return;
+        // A connect the JDK is about to refuse (closed, connected, or one pending already) neither
+        // announces nor replaces the pending one's announcement: an announcement no connect follows
+        // made the server's accepts wait for its request, the pairing wait each, until swept (10 s)
+        if (!ch.isOpen() || ch.isConnected() || ch.isConnectionPending()) return;
         PathWarmup.channelsInUse();
         boolean blocking = ch.isBlocking();
         connecting.put(ch, blocking);
