@@ -123,7 +123,7 @@ for jdk in $JDKS; do
   fi
 
   # 2 + 3. semantics suite and the 256 MiB transfer, one JVM
-  want suite && junit "$name semantics + 256 MiB over rdma" suite "" RdmaSemanticsTest RdmaTransferTest
+  want suite && junit "$name semantics (sockets, channels) + 256 MiB over rdma" suite "" RdmaSemanticsTest RdmaChannelSemanticsTest RdmaTransferTest
   # 4. reliability over RDMA: memory exposure, peer kill -9, connect/close churn (bounded), one JVM
   want reliability && junit "$name rdma reliability" reliability "-Dsora.rdma.churn.cycles=${SORA_RDMA_CHURN_CYCLES:-200}" \
       RdmaMemoryExposureTest RdmaPeerKillTest RdmaChurnTest

@@ -158,6 +158,8 @@ final class ChannelSelection {
             if (keys == null) keys = fresh;
         }
         keys.add(key);
+        // a close that ran between the JDK's open check and this hook would have found no set to drop
+        if (!selector.isOpen()) keysBySelector.remove(selector);
         SoraBridge.selectorsArmed = true;
     }
 
@@ -173,11 +175,16 @@ final class ChannelSelection {
         if (keys == null) return;
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
-            if (p != null && p.direct == selector) {
-                p.direct = null;
-                // nobody polls the bells now: the doorbell thread reads them, for a selector that still
-                // waits on the connection (none normally: the others take the bells as they arm)
-                if (p.bellMuted() && p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+            if (p == null) continue;
+            synchronized (p) {
+                // an arm a select left when it ended in an exception (its disarm runs on return only)
+                p.disarm(selector);
+                if (p.direct == selector) {
+                    p.direct = null;
+                    // nobody polls the bells now: the doorbell thread reads them, for a selector that
+                    // still waits on the connection (none normally: the others take the bells as they arm)
+                    if (p.bellMuted() && p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+                }
             }
         }
     }
@@ -249,10 +256,19 @@ final class ChannelSelection {
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
             int interest = interest(k);
-            if (p != null && interest != 0) {
-                if (p.direct != selector) pollBellDirectly(selector, p);
-                else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
-                p.arm(selector, interest);
+            // only reading and writing arm (a key for OP_CONNECT alone neither arms nor takes the bells)
+            if (p != null && (interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != 0) {
+                // Armed, then the bells taken, under the connection's lock as the disarm and its hand-back
+                // are (selected): another selector that disarms either sees this one armed (and hands the
+                // bells back to the doorbell thread) or finishes first (and this one takes them). Taken
+                // before the arm, a selector that disarmed in between could keep them while this one slept.
+                // A bell rung between the arm and the taking is in the channel when it joins this epoll
+                // set, and epoll reports a descriptor that is readable as it is added.
+                synchronized (p) {
+                    p.arm(selector, interest);
+                    if (p.direct != selector) pollBellDirectly(selector, p);
+                    else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
+                }
             }
         }
         // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
@@ -333,14 +349,17 @@ final class ChannelSelection {
         int reported = n;
         for (SelectionKey k : keys) {
             PairedChannel p = channels.paired(k.channel());
-            // disarmed first: the bells read now wake only the other selectors still armed on it
-            if (p != null && p.disarm(selector) && p.direct == selector && p.bellMuted()) {
-                p.drainBell();
-                // Another selector waits on this connection too (a temporary one for a blocking write,
-                // as Tomcat's): this one holds the bell channel in its epoll set but may not select
-                // again (a temporary selector is closed after one wait), so the doorbell thread reads
-                // the bells meanwhile and wakes the others; the next selector to arm takes them back.
-                if (p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+            if (p == null) continue;
+            synchronized (p) {
+                // disarmed first: the bells read now wake only the other selectors still armed on it
+                if (p.disarm(selector) && p.direct == selector && p.bellMuted()) {
+                    p.drainBell();
+                    // Another selector waits on this connection too (a temporary one for a blocking write,
+                    // as Tomcat's): this one holds the bell channel in its epoll set but may not select
+                    // again (a temporary selector is closed after one wait), so the doorbell thread reads
+                    // the bells meanwhile and wakes the others; the next selector to arm takes them back.
+                    if (p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+                }
             }
         }
         for (SelectionKey k : keys) {

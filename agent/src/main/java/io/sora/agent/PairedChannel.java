@@ -276,8 +276,8 @@ final class PairedChannel {
         return r;
     }
 
-    /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); the selecting thread's. */
-    Selector direct;
+    /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); changed under this object's lock. */
+    volatile Selector direct;
 
     /** Whether the peer was told that this connection is read through a selector (see {@link ChannelSelection#selecting}). */
     private boolean readsThroughSelector;
