@@ -22,6 +22,15 @@ import java.util.function.Consumer;
  * after detach, or after an agent failure) every method is a no-op that returns the TCP stream.
  */
 public final class SoraBridge {
+    /**
+     * The bridge's interface version: what the agent's patches and code call on this class. Bumped
+     * whenever a public method is added, removed or changed ({@code BridgeAbiTest} fails until it is).
+     * A hot attach into a JVM whose boot loader holds the bridge of another build (attached earlier:
+     * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
+     * that class lacks, and the application would get {@code NoSuchMethodError}s.
+     */
+    public static final int ABI = 2;
+
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
     /** True when mt (method) tracing is on: checked by advice before calling {@link #enter}. */
