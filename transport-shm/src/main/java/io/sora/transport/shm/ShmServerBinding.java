@@ -175,11 +175,25 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
                 Files.deleteIfExists(path);
                 return;
             }
-            writeFully(link.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, s2c, id)));
+            try {
+                writeFully(link.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, s2c, id)));
+            } catch (IOException e) {
+                // the client closed its rendezvous: it stopped waiting for an answer (its wait ran out) or left
+                throw new ClientLeft(e);
+            }
             DoorbellLoop.get().register(link.channel, medium);
             listener.wakeup(); // its idle() makes the next spare
+        } catch (ClientLeft e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             throw new IOException("could not offer a segment: " + e.getMessage(), e);
+        }
+    }
+
+    /** The OFFER could not be written: the client closed its rendezvous first (the pairing's fallback reason). */
+    private static final class ClientLeft extends IOException {
+        ClientLeft(IOException cause) {
+            super("the client left before the offer (its pairing wait ran out, or it closed): " + cause.getMessage(), cause);
         }
     }
 
