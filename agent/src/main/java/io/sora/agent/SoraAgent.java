@@ -92,24 +92,6 @@ public final class SoraAgent {
      * @param late started after the application's start-up, when the bean is due (no rule file, no
      *             trace: see the launcher): the bean is registered at once
      */
-    /**
-     * Null when the bootstrap bridge loaded in this JVM is this build's ({@link SoraBridge#ABI}, read from
-     * the loaded class, not the constant compiled into this code), else why not: a JVM attached to by
-     * another build before keeps that build's bridge in its boot loader after a detach.
-     */
-    static String bridgeAbiMismatch(Class<?> bridge) {
-        int loaded;
-        try {
-            loaded = bridge.getField("ABI").getInt(null);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            loaded = -1;
-        }
-        if (loaded == SoraBridge.ABI) return null;
-        return "this JVM holds the bootstrap bridge of another sora build (interface "
-                + (loaded < 0 ? "of a build before versions were kept" : "version " + loaded) + ", this agent's is version "
-                + SoraBridge.ABI + "): it was loaded by an earlier attach and a detach cannot unload it; restart the JVM to use this build";
-    }
-
     public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar, boolean late) {
         if (args != null && args.trim().equals(DETACH)) {
             detachThroughJmx();
@@ -205,6 +187,24 @@ public final class SoraAgent {
                 tracer.event(Hook.AGENT_ERROR, 0, "tcp", "agent failed to start: " + t, null);
             }
         }
+    }
+
+    /**
+     * Null when the bootstrap bridge loaded in this JVM is this build's ({@link SoraBridge#ABI}, read from
+     * the loaded class, not the constant compiled into this code), else why not: a JVM attached to by
+     * another build before keeps that build's bridge in its boot loader after a detach.
+     */
+    static String bridgeAbiMismatch(Class<?> bridge) {
+        int loaded;
+        try {
+            loaded = bridge.getField("ABI").getInt(null);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            loaded = -1;
+        }
+        if (loaded == SoraBridge.ABI) return null;
+        return "this JVM holds the bootstrap bridge of another sora build (interface "
+                + (loaded < 0 ? "of a build before versions were kept" : "version " + loaded) + ", this agent's is version "
+                + SoraBridge.ABI + "): it was loaded by an earlier attach and a detach cannot unload it; restart the JVM to use this build";
     }
 
     /**
