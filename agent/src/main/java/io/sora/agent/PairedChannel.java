@@ -38,9 +38,6 @@ final class PairedChannel {
     private volatile Selector[] armed = NO_SELECTORS;
     /** What each of {@link #armed} armed ({@code OP_READ}, {@code OP_WRITE}); under this object's lock. */
     private int[] armedOps = new int[0];
-    /** How many of {@link #armed} wait for reading, and for writing; under this object's lock. */
-    private int readArms;
-    private int writeArms;
     private static final Selector[] NO_SELECTORS = new Selector[0];
     /**
      * One reader and one writer at a time for the whole call, as the JDK's own {@code readLock} and
@@ -313,7 +310,6 @@ final class PairedChannel {
             armedOps = java.util.Arrays.copyOf(armedOps, i + 1);
             armed = s;
         }
-        int added = ops & ~armedOps[i];
         armedOps[i] |= ops;
         if ((ops & SelectionKey.OP_READ) != 0) {
             // told at the first wait for reading through a selector, not at registration: a selector
@@ -322,13 +318,9 @@ final class PairedChannel {
                 readsThroughSelector = true;
                 medium.markReadsThroughSelector();
             }
-            if ((added & SelectionKey.OP_READ) != 0) readArms++;
             medium.armReaderWaker(true);
         }
-        if ((ops & SelectionKey.OP_WRITE) != 0) {
-            if ((added & SelectionKey.OP_WRITE) != 0) writeArms++;
-            medium.armWriterWaker(true);
-        }
+        if ((ops & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(true);
     }
 
     /**
@@ -348,8 +340,11 @@ final class PairedChannel {
         System.arraycopy(armedOps, i + 1, o, i, n - 1 - i);
         armedOps = o;
         armed = n == 1 ? NO_SELECTORS : s;
-        if ((ops & SelectionKey.OP_READ) != 0 && --readArms == 0) medium.armReaderWaker(false);
-        if ((ops & SelectionKey.OP_WRITE) != 0 && --writeArms == 0) medium.armWriterWaker(false);
+        int stillArmed = 0; // what the other selectors still wait for
+        for (int op : o) stillArmed |= op;
+        int released = ops & ~stillArmed;
+        if ((released & SelectionKey.OP_READ) != 0) medium.armReaderWaker(false);
+        if ((released & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(false);
         return ops != 0;
     }
 
