@@ -13,15 +13,34 @@ public final class Blocked {
 
     /** Waits until {@code t} is blocked with a frame named {@code method} on its stack; fails after 10 s. */
     public static void awaitBlockedIn(Thread t, String method) throws InterruptedException {
+        await(t, () -> isBlockedIn(t, method), "blocked in " + method + "()");
+    }
+
+    /**
+     * Waits until {@code t} runs the native method {@code className.method} (its top frame): inside the
+     * kernel call itself, not merely in the Java method around it; fails after 10 s.
+     */
+    public static void awaitInNative(Thread t, String className, String method) throws InterruptedException {
+        await(t, () -> isInNative(t, className, method), "in native " + className + "." + method + "()");
+    }
+
+    private static void await(Thread t, java.util.function.BooleanSupplier condition, String what) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!isBlockedIn(t, method)) {
+        while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError(t + " not blocked in " + method + "(): " + t.getState() + " "
+                throw new AssertionError(t + " not " + what + ": " + t.getState() + " "
                         + java.util.Arrays.toString(t.getStackTrace()));
             }
             Thread.onSpinWait();
             Thread.yield();
         }
+    }
+
+    static boolean isInNative(Thread t, String className, String method) {
+        if (t.getState() != Thread.State.RUNNABLE) return false;
+        StackTraceElement[] stack = t.getStackTrace();
+        return stack.length > 0 && stack[0].isNativeMethod() && stack[0].getClassName().equals(className)
+                && stack[0].getMethodName().equals(method);
     }
 
     static boolean isBlockedIn(Thread t, String method) {

@@ -512,23 +512,8 @@ public abstract class AbstractChannelSemanticsTest {
             selecting.set(Thread.currentThread());
             return selector.select();
         });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        for (;;) {
-            Thread t = selecting.get();
-            if (t != null && t.getState() == Thread.State.RUNNABLE) {
-                StackTraceElement[] stack = t.getStackTrace();
-                if (stack.length > 0 && stack[0].isNativeMethod() && stack[0].getClassName().equals("sun.nio.ch.EPoll")
-                        && stack[0].getMethodName().equals("wait")) {
-                    return selected;
-                }
-            }
-            if (selected.isDone() || System.nanoTime() - deadline > 0) {
-                throw new AssertionError("the select did not block in epoll_wait (done: " + selected.isDone() + ")"
-                        + (t == null ? "" : ": " + t.getState() + " " + Arrays.toString(t.getStackTrace())));
-            }
-            Thread.onSpinWait();
-            Thread.yield();
-        }
+        io.sora.it.Blocked.awaitInNative(started(selecting), "sun.nio.ch.EPoll", "wait");
+        return selected;
     }
 
     /** A virtual thread where this JDK has them (21+), else a platform thread; not started. */
@@ -758,8 +743,13 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     private static void awaitBlockedIn(AtomicReference<Thread> t, String method) throws InterruptedException {
+        io.sora.it.Blocked.awaitBlockedIn(started(t), method);
+    }
+
+    /** The thread a pool task put in {@code t} as it started (waited for, at most 10 s). */
+    private static Thread started(AtomicReference<Thread> t) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (t.get() == null && System.nanoTime() < deadline) Thread.onSpinWait();
-        io.sora.it.Blocked.awaitBlockedIn(t.get(), method);
+        return t.get();
     }
 }
