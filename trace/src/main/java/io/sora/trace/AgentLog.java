@@ -20,7 +20,6 @@ import java.util.Locale;
 public final class AgentLog {
     /** The system property choosing the level. */
     public static final String LEVEL_PROPERTY = "sora.log.level";
-    static final String PATTERN = "[sora] %level %msg%n%ex";
     private static final String VALID_LEVELS = "trace, debug, info, warn, error, off";
 
     private AgentLog() {
@@ -43,8 +42,8 @@ public final class AgentLog {
     static LoggerContext newContext(String levelValue, OutputStream out) {
         LoggerContext context = PrivateLogback.newContext("sora-agent");
         OutputStreamAppender<ILoggingEvent> appender = out == null
-                ? PrivateLogback.stderr(context, PATTERN)
-                : PrivateLogback.stream(context, out, PATTERN);
+                ? PrivateLogback.stderr(context, true)
+                : PrivateLogback.stream(context, out, true);
         Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         root.addAppender(appender);
         Level level = parseLevel(levelValue);

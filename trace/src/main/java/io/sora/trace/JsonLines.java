@@ -1,8 +1,6 @@
 package io.sora.trace;
 
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 
 /**
  * The JSON-lines form of the trace (schema {@value #SCHEMA}, version {@value #VERSION}): a header line,
@@ -15,10 +13,6 @@ final class JsonLines {
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
-    /** Formats {@code yyyy-MM-ddTHH:mm:ss} in UTC; the fraction is appended separately. */
-    static final DateTimeFormatter UTC_SECONDS =
-            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss").withZone(ZoneOffset.UTC);
-
     private JsonLines() {
     }
 
@@ -30,7 +24,7 @@ final class JsonLines {
         sb.append(",\"version\":").append(VERSION);
         sb.append(",\"pid\":").append(pid);
         sb.append(",\"start\":\"");
-        appendTimestamp(sb, start, new SecondCache(UTC_SECONDS));
+        appendTimestamp(sb, start, SecondCache.utcDateTime());
         sb.append("\",\"jvm\":");
         appendString(sb, jvm);
         return sb.append('}').toString();

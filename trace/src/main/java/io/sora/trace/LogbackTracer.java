@@ -35,7 +35,7 @@ final class LogbackTracer implements Tracer {
     private final ThreadLocal<StringBuilder> lines = ThreadLocal.withInitial(() -> new StringBuilder(256));
     private final ThreadLocal<int[]> depths = ThreadLocal.withInitial(() -> new int[1]);
     /** The formatted seconds, shared by the writing threads. */
-    private final SecondCache utc = new SecondCache(JsonLines.UTC_SECONDS);
+    private final SecondCache utc = SecondCache.utcDateTime();
     private final SecondCache local;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -53,7 +53,7 @@ final class LogbackTracer implements Tracer {
         this.context = context;
         this.clock = clock;
         this.zone = clock.getZone();
-        this.local = new SecondCache(TextLines.localSeconds(zone));
+        this.local = SecondCache.localTime(zone);
         this.logger = context.getLogger("sora.trace");
         logger.setAdditive(false);
         logger.setLevel(Level.INFO);

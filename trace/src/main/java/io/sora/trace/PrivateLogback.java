@@ -1,7 +1,6 @@
 package io.sora.trace;
 
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.util.LogbackMDCAdapter;
 import ch.qos.logback.core.ConsoleAppender;
@@ -11,7 +10,6 @@ import ch.qos.logback.core.status.Status;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
@@ -35,12 +33,10 @@ final class PrivateLogback {
         return context;
     }
 
-    /** A started encoder writing {@code pattern} in UTF-8. */
-    static PatternLayoutEncoder encoder(LoggerContext context, String pattern) {
-        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    /** A started encoder: the trace's lines, or with {@code agentLog} the agent log's (see {@link LineEncoder}). */
+    static LineEncoder encoder(LoggerContext context, boolean agentLog) {
+        LineEncoder encoder = new LineEncoder(agentLog);
         encoder.setContext(context);
-        encoder.setPattern(pattern);
-        encoder.setCharset(StandardCharsets.UTF_8);
         encoder.start();
         return encoder;
     }
@@ -50,14 +46,14 @@ final class PrivateLogback {
      *
      * @throws UncheckedIOException naming the file when it cannot be opened
      */
-    static OutputStreamAppender<ILoggingEvent> file(LoggerContext context, Path file, String pattern) {
+    static OutputStreamAppender<ILoggingEvent> file(LoggerContext context, Path file, boolean agentLog) {
         FileAppender<ILoggingEvent> appender = new FileAppender<>();
         appender.setContext(context);
         appender.setName("file");
         appender.setFile(file.toString());
         appender.setAppend(false);
         appender.setImmediateFlush(true);
-        appender.setEncoder(encoder(context, pattern));
+        appender.setEncoder(encoder(context, agentLog));
         appender.start();
         if (!appender.isStarted()) {
             throw new UncheckedIOException(new IOException("cannot open trace file '" + file + "': "
@@ -67,24 +63,24 @@ final class PrivateLogback {
     }
 
     /** A started appender on stderr (looked up at each write, so a later System.setErr is honoured). */
-    static OutputStreamAppender<ILoggingEvent> stderr(LoggerContext context, String pattern) {
+    static OutputStreamAppender<ILoggingEvent> stderr(LoggerContext context, boolean agentLog) {
         ConsoleAppender<ILoggingEvent> appender = new ConsoleAppender<>();
         appender.setContext(context);
         appender.setName("stderr");
         appender.setTarget("System.err");
         appender.setImmediateFlush(true);
-        appender.setEncoder(encoder(context, pattern));
+        appender.setEncoder(encoder(context, agentLog));
         appender.start();
         return appender;
     }
 
     /** A started appender on a caller's stream; used by tests. */
-    static OutputStreamAppender<ILoggingEvent> stream(LoggerContext context, OutputStream out, String pattern) {
+    static OutputStreamAppender<ILoggingEvent> stream(LoggerContext context, OutputStream out, boolean agentLog) {
         OutputStreamAppender<ILoggingEvent> appender = new OutputStreamAppender<>();
         appender.setContext(context);
         appender.setName("stream");
         appender.setImmediateFlush(true);
-        appender.setEncoder(encoder(context, pattern));
+        appender.setEncoder(encoder(context, agentLog));
         appender.setOutputStream(out);
         appender.start();
         return appender;

@@ -1,8 +1,6 @@
 package io.sora.trace;
 
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.format.DateTimeFormatter;
 
 /**
  * The JSOR-style text form of one event:
@@ -19,11 +17,6 @@ final class TextLines {
     static final int ID_WIDTH = 10;
 
     private TextLines() {
-    }
-
-    /** Formats {@code HH:mm:ss} in {@code zone}; milliseconds are appended separately. */
-    static DateTimeFormatter localSeconds(ZoneId zone) {
-        return DateTimeFormatter.ofPattern("HH:mm:ss").withZone(zone);
     }
 
     /**

@@ -18,8 +18,6 @@ import java.time.Clock;
  * }</pre>
  */
 public final class Traces {
-    private static final String LINE_PATTERN = "%msg%n";
-
     private Traces() {
     }
 
@@ -31,7 +29,8 @@ public final class Traces {
      * @throws UncheckedIOException naming the file when it cannot be opened
      */
     public static Tracer create(TraceConfig config) {
-        return create(config, Clock.systemDefaultZone());
+        // the JSON lines are in UTC: the local zone (the time-zone database) is looked up for the text form only
+        return create(config, config.format() == TraceConfig.Format.JSON_LINES ? Clock.systemUTC() : Clock.systemDefaultZone());
     }
 
     /** As {@link #create(TraceConfig)}, with the clock (and, for the text form, the time zone) given. */
@@ -42,8 +41,8 @@ public final class Traces {
         LoggerContext context = PrivateLogback.newContext("sora-trace");
         try {
             OutputStreamAppender<ILoggingEvent> appender = config.file() == null
-                    ? PrivateLogback.stderr(context, LINE_PATTERN)
-                    : PrivateLogback.file(context, config.file(), LINE_PATTERN);
+                    ? PrivateLogback.stderr(context, false)
+                    : PrivateLogback.file(context, config.file(), false);
             return new LogbackTracer(config, context, appender, clock);
         } catch (RuntimeException e) {
             context.stop();
@@ -57,6 +56,6 @@ public final class Traces {
             return Tracer.OFF;
         }
         LoggerContext context = PrivateLogback.newContext("sora-trace");
-        return new LogbackTracer(config, context, PrivateLogback.stream(context, out, LINE_PATTERN), clock);
+        return new LogbackTracer(config, context, PrivateLogback.stream(context, out, false), clock);
     }
 }

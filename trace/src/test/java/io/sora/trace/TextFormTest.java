@@ -69,7 +69,7 @@ class TextFormTest {
 
     @Test
     void reproducesTheSampleColumnsWithTheSampleThreadId() {
-        SecondCache local = new SecondCache(TextLines.localSeconds(ZoneOffset.UTC));
+        SecondCache local = SecondCache.localTime(ZoneOffset.UTC);
         StringBuilder sb = new StringBuilder();
         TextLines.appendEvent(sb, local, SAMPLE_CLOCK.instant(), 0x21e3e100L, 1, Hook.INITVERBS_ENTRY,
                 null, 0, null, null, null);
