@@ -32,8 +32,8 @@ import java.time.Duration;
  *   <li>one throw-away pairing over loopback: class loading, linking and first-time initialisation of
  *       selectors, secure random, mapped buffers (cold, 80 to 100 ms here, about the whole default
  *       pairing wait);</li>
- *   <li>the compilations all this queued: it returns once the JIT compiler threads have been idle for
- *       a few polls ({@link CompilerActivity}).</li>
+ *   <li>in a JVM of channels, the compilations all this queued: it returns once the JIT compiler
+ *       threads have been idle for a few polls ({@link CompilerActivity}).</li>
  * </ol>
  *
  * <p>A JVM's first pairing waits for all this (at most {@value #DEFAULT_WAIT_MILLIS} ms by default,
@@ -53,6 +53,13 @@ final class PathWarmup {
      * Round trips through the in-process data path: enough for the stream and medium methods to
      * pass the JIT's thresholds (C1 at a few hundred calls, C2 at some thousands: with 3,000 the
      * C2 compilations of the stream methods came later, during the application's round trips).
+     *
+     * <p>Fewer make a short-lived JVM cheaper and a longer-lived one slower, measured 2026-11-24 (2 CPUs,
+     * unpinned, cold JVMs, alternating runs): with 500 the JSOR sample pair (1,000 round trips) took 0.80 s
+     * instead of 1.04 s (TCP: 0.33 s) and its round trips stayed about twice as fast as TCP's, but H2's
+     * point queries through the agent (2,000 untimed, then 10,000 timed) were 1.9x faster than TCP
+     * instead of 2.2x, and the 4 KiB ping-pong's 20,000 round trips 20 % slower when both JVMs shared a
+     * CPU: C2 compiled the stream methods during the application's queries instead of before them.
      */
     static final int DATA_PATH_ROUNDS = Integer.getInteger("sora.warmup.rounds", 6000);
 
@@ -192,7 +199,8 @@ final class PathWarmup {
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here), with the
             // application's hooks class (an unconnected socket of this thread, which the agent ignores)
-            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), channelsInUse);
+            boolean channelJvm = channelsInUse;
+            shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), channelJvm);
             long t1 = System.nanoTime();
             shm.removeLeftovers();
             pairOnce(shm);
@@ -200,15 +208,21 @@ final class PathWarmup {
             Channels ch = channels;
             String channelWarmup = channelsInUse && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
             long t2 = System.nanoTime();
-            // then let the compilations all this queued finish: a JIT compiling sora's data path
-            // while the application's first round trips run takes their CPU (measured on two CPUs,
-            // unpinned, cold JVMs: the JSOR sample's round trips took 2-3x longer)
-            boolean quiet = CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
+            // then, in a JVM of channels, let the compilations all this queued finish: a JIT compiling
+            // sora's data path while the application's first round trips run takes their CPU. A JVM of
+            // streams does not wait: measured 2026-11-24 (2 CPUs, unpinned, cold JVMs), the wait cost
+            // 35-100 ms of each JVM's first connect, and without it the JSOR sample pair took 0.92x the
+            // time, with its round trips, the 4 KiB ping-pong's and H2's point queries as fast as with it
+            // (within the spread of 6 alternating runs each): the compilations still queued finish on
+            // the compiler threads beside the application's first messages, as they did beside the
+            // waiting connect
+            boolean quiet = !channelJvm || CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
             if (StartupTimer.ON) {
                 System.err.println("[sora] start-up, background warm-up: data path " + StartupTimer.millis(t1 - t0)
                         + " ms, pairing " + StartupTimer.millis(tc - t1) + " ms, channels " + StartupTimer.millis(t2 - tc)
                         + " ms (" + channelWarmup + "), waiting for the JIT compiler "
-                        + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (quiet ? "it went quiet" : "still busy") + ")");
+                        + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (!channelJvm ? "not waited for in a JVM of streams"
+                        : quiet ? "it went quiet" : "still busy") + ")");
             }
         } catch (RuntimeException e) {
             // a warm-up only
