@@ -58,7 +58,7 @@ final class PathWarmup {
      * unpinned, cold JVMs, alternating runs): with 500 the JSOR sample pair (1,000 round trips) took 0.80 s
      * instead of 1.04 s (TCP: 0.33 s) and its round trips stayed about twice as fast as TCP's, but H2's
      * point queries through the agent (2,000 untimed, then 10,000 timed) were 1.9x faster than TCP
-     * instead of 2.2x, and the 4 KiB ping-pong's 20,000 round trips 20 % slower when both JVMs shared a
+     * instead of 2.1x, and the 4 KiB ping-pong's 20,000 round trips 20 % slower when both JVMs shared a
      * CPU: C2 compiled the stream methods during the application's queries instead of before them.
      */
     static final int DATA_PATH_ROUNDS = Integer.getInteger("sora.warmup.rounds", 6000);
