@@ -87,6 +87,17 @@ class TraceFileTest {
     }
 
     @Test
+    void missingDirectoriesOfTheFileAreCreated() throws IOException {
+        Path file = dir.resolve("not").resolve("yet").resolve("client.trace");
+        Tracer t = Traces.create(TraceConfig.parse("iprint=NET", file.toString()));
+        t.event(Hook.PATH, 7, "shm", "paired", null);
+        t.close();
+        List<String> lines = Files.readAllLines(file);
+        assertEquals(2, lines.size(), lines.toString());
+        assertTrue(lines.get(1).contains("\"conn\":7"), lines.get(1));
+    }
+
+    @Test
     void anUnwritableFileIsReportedByName() {
         Path file = dir.resolve("is-a-directory");
         assertTrue(file.toFile().mkdir());
