@@ -108,7 +108,15 @@ public final class SoraAgent {
             AgentOptions options = AgentOptions.parse(args);
             String spec = options.traceSpec(sys);
             if (spec != null && !spec.isBlank()) {
-                tracer = Traces.create(TraceConfig.parse(spec, options.traceFile(sys)));
+                TraceConfig traceConfig = TraceConfig.parse(spec, options.traceFile(sys));
+                try {
+                    tracer = Traces.create(traceConfig);
+                } catch (java.io.UncheckedIOException e) {
+                    // The rules still serve: a trace file that cannot be opened costs the trace, said here
+                    // with the file's name and the cause, not the fast paths (docs/trace.md)
+                    io.sora.trace.AgentLog.get("io.sora.agent").error("{}; running without the trace",
+                            e.getCause().getMessage());
+                }
             }
             List<String> problems = new ArrayList<>();
             timer.mark("options and trace");

@@ -94,4 +94,40 @@ class SampleRunIT {
                     && e.detail().contains("sent=4096000 received=4096000")), "byte counts in " + file);
         }
     }
+
+    /**
+     * A trace file that cannot be opened (its directory would have to be made inside a regular file)
+     * costs the trace, said on stderr with the file's name, and nothing else: the client's agent still
+     * runs its rules, so the connection pairs (the server's trace says so) and every line is as without
+     * the agent.
+     */
+    @ParameterizedTest
+    @MethodSource(ForkedJvm.JDKS)
+    void aTraceFileThatCannotBeOpenedCostsTheTraceNotTheFastPath(Path jdk) throws Exception {
+        SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 100, 4096);
+        assertEquals(0, plain.clientExit, plain.describe());
+        Path serverConf = tmp.resolve("server.conf");
+        Path clientConf = tmp.resolve("client.conf");
+        Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
+        Files.writeString(clientConf, "shm connect 127.0.0.1 * wait=2s\n");
+        Path serverTrace = tmp.resolve("server.json");
+        Path notADirectory = Files.writeString(tmp.resolve("a-file"), "not a directory\n");
+        Path clientTrace = notADirectory.resolve("client.json");
+        SamplePair run = SamplePair.run(jdk,
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + clientConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), 100, 4096);
+        assertEquals(0, run.clientExit, run.describe());
+        assertEquals(0, run.serverExit, run.describe());
+        assertEquals(SamplePair.normalized(plain.client.stdout()), SamplePair.normalized(run.client.stdout()));
+        String err = String.join("\n", run.client.stderr());
+        assertTrue(err.contains("cannot open trace file '" + clientTrace + "'") && err.contains("running without the trace"),
+                err);
+        assertTrue(!Files.exists(clientTrace), "no trace written");
+        List<TraceEvent> paths = TraceReader.read(serverTrace).events().stream()
+                .filter(e -> e.hook().equals("path")).collect(Collectors.toList());
+        assertEquals(1, paths.size(), "one connection: " + paths);
+        assertEquals("shm", paths.get(0).path(), "the client's agent paired it: " + paths.get(0));
+    }
 }
