@@ -58,9 +58,18 @@ final class PrivateLogback {
             out = new BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE,
                     StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE), 8192);
         } catch (IOException | RuntimeException e) {
-            throw new UncheckedIOException(new IOException("cannot open trace file '" + file + "': " + e, e));
+            throw new UncheckedIOException(new IOException("cannot open trace file '" + file + "': " + why(e), e));
         }
         return stream(context, out, agentLog, "file");
+    }
+
+    /** The cause in words: the JDK's file exceptions carry only the path as their message. */
+    private static String why(Exception e) {
+        if (e instanceof java.nio.file.FileAlreadyExistsException f) return f.getFile() + " exists and is not a directory";
+        if (e instanceof java.nio.file.NoSuchFileException f) return "no such file or directory: " + f.getFile();
+        if (e instanceof java.nio.file.AccessDeniedException f) return "permission denied: " + f.getFile();
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) return f.getReason() + ": " + f.getFile();
+        return e.toString();
     }
 
     /** A started appender on stderr (looked up at each write, so a later System.setErr is honoured). */

@@ -107,6 +107,16 @@ class TraceFileTest {
     }
 
     @Test
+    void aFileWhereItsDirectoryShouldBeIsNamed() throws IOException {
+        Path notADirectory = Files.writeString(dir.resolve("plain"), "x");
+        Path file = notADirectory.resolve("t.json");
+        UncheckedIOException e = assertThrows(UncheckedIOException.class,
+                () -> Traces.create(TraceConfig.parse("iprint=NET", file.toString())));
+        assertEquals("java.io.IOException: cannot open trace file '" + file + "': " + notADirectory
+                + " exists and is not a directory", e.getMessage());
+    }
+
+    @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void concurrentWritersProduceWholeLinesInPerThreadOrder() throws Exception {
         Path file = dir.resolve("threads.trace");
