@@ -48,6 +48,8 @@ public final class AgentClassLoader extends URLClassLoader {
     private final Path[] nativeCopy = new Path[1];
     /** The jars with native code, in named modules of their own; null: everything on this class path. */
     private volatile NativeModules nativeModules;
+    /** The agent's loader on a JDK that needs no layer ({@link NativeModules#needed}): its grant goes to this loader. */
+    private volatile boolean withoutLayer;
 
     private AgentClassLoader(URL[] urls, Path cacheDir) {
         super("sora-agent", urls, ClassLoader.getPlatformClassLoader());
@@ -66,6 +68,7 @@ public final class AgentClassLoader extends URLClassLoader {
      */
     static AgentClassLoader forAgentJar(File agentJar, boolean nativeModules) throws IOException {
         Path dir = cacheDir(agentJar);
+        boolean layer = nativeModules && NativeModules.needed();
         List<URL> urls = new ArrayList<>();
         Map<String, Path> modular = new LinkedHashMap<>();
         try (ZipFile zip = new ZipFile(agentJar)) {
@@ -76,7 +79,7 @@ public final class AgentClassLoader extends URLClassLoader {
                 if (name.startsWith(INNER_PREFIX) && name.endsWith(".jar")) {
                     String file = name.substring(INNER_PREFIX.length());
                     Path target = extract(zip, e, dir.resolve(file));
-                    String module = nativeModules ? NativeModules.moduleFor(file) : null;
+                    String module = layer ? NativeModules.moduleFor(file) : null;
                     if (module != null) {
                         modular.put(module, target);
                     } else {
@@ -89,7 +92,9 @@ public final class AgentClassLoader extends URLClassLoader {
             throw new IOException("no inner jars under " + INNER_PREFIX + " in " + agentJar + " (not a sora agent jar?)");
         }
         if (modular.isEmpty()) {
-            return new AgentClassLoader(urls.toArray(new URL[0]), dir);
+            AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
+            loader.withoutLayer = nativeModules;
+            return loader;
         }
         AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
         try {
@@ -112,7 +117,10 @@ public final class AgentClassLoader extends URLClassLoader {
      */
     String grantNativeModules(Instrumentation inst) throws Exception {
         NativeModules n = nativeModules;
-        return n == null ? "no native-code modules" : n.grant(inst);
+        if (n != null) return n.grant(inst);
+        if (!withoutLayer) return "no native-code modules";
+        NativeModules.grantWithoutLayer(inst, this);
+        return null;
     }
 
     @Override

@@ -21,7 +21,7 @@ import java.util.TreeSet;
 import java.util.zip.ZipFile;
 
 /**
- * The agent's jars with native code, each in a named module of its own: DiSNI ({@code System.loadLibrary}
+ * On JDK 22+ ({@link #needed}), the agent's jars with native code, each in a named module of its own: DiSNI ({@code System.loadLibrary}
  * and its native methods) and sora's transport core ({@code libsora}'s futex calls). JDK 22+ keeps the
  * native-access flag for <em>all</em> unnamed modules together, so granting it to the agent's unnamed
  * module would grant it to the application too; a named module's flag is its own. The modules export
@@ -40,6 +40,27 @@ final class NativeModules {
         this.loader = loader;
         this.packages = packages;
         this.modules = modules;
+    }
+
+    /**
+     * Whether this JDK needs the layer: from JDK 22 native access is a module's own flag (one flag for
+     * all unnamed modules together, which the agent must not set for the application's). Before 22
+     * there is no such flag, and the layer only cost start-up (resolving and defining it, about 20 ms of
+     * a cold JVM's start here): the jars stay on the agent's class path, and {@code sun.nio.ch} is
+     * exported to the agent loader's unnamed module instead ({@link #grantWithoutLayer}).
+     */
+    static boolean needed() {
+        return Runtime.version().feature() >= 22;
+    }
+
+    /**
+     * Without the layer (JDK 17-21): DiSNI, on the agent's class path, reads
+     * {@code sun.nio.ch.DirectBuffer.address()}; the export goes to the agent loader's unnamed module,
+     * which the channel patch opens that package to anyway, and which the application cannot reach.
+     */
+    static void grantWithoutLayer(Instrumentation inst, ClassLoader agent) {
+        inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.of(agent.getUnnamedModule())),
+                Map.of(), Set.of(), Map.of());
     }
 
     /** The module name for a nested jar, or null if that jar stays on the agent's class path. */
