@@ -213,9 +213,9 @@ final class PathWarmup {
             // streams does not wait: measured 2026-11-24 (2 CPUs, unpinned, cold JVMs), the wait cost
             // 35-100 ms of each JVM's first connect, and without it the JSOR sample pair took 0.92x the
             // time, with its round trips, the 4 KiB ping-pong's and H2's point queries as fast as with it
-            // (within the spread of 6 alternating runs each): the compilations still queued finish on
-            // the compiler threads beside the application's first messages, as they did beside the
-            // waiting connect
+            // (within the spread of alternating runs: 8 of the pair, 10 of the ping-pong, 6 of H2): the
+            // compilations still queued finish on the compiler threads beside the application's first
+            // messages, as they did beside the waiting connect
             boolean quiet = !channelJvm || CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
             if (StartupTimer.ON) {
                 System.err.println("[sora] start-up, background warm-up: data path " + StartupTimer.millis(t1 - t0)
