@@ -69,18 +69,9 @@ class SampleRunIT {
     void sampleOverShmPrintsTheSameLinesAndTheTraceShowsPathShm(Path jdk) throws Exception {
         SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 1000, 4096);
         assertEquals(0, plain.clientExit, plain.describe());
-        Path serverConf = tmp.resolve("server.conf");
-        Path clientConf = tmp.resolve("client.conf");
-        // JSOR-style rule files; the wait is raised so a loaded CI machine cannot make this a TCP run
-        Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
-        Files.writeString(clientConf, "shm connect 127.0.0.1 * wait=2s\n");
         Path serverTrace = tmp.resolve("shm-server.json");
         Path clientTrace = tmp.resolve("shm-client.json");
-        SamplePair shm = SamplePair.run(jdk,
-                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
-                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
-                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dcom.ibm.net.rdma.conf=" + clientConf,
-                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), 1000, 4096);
+        SamplePair shm = overShm(jdk, 1000, serverTrace, clientTrace);
         assertEquals(0, shm.clientExit, shm.describe());
         assertEquals(0, shm.serverExit, shm.describe());
         assertEquals(SamplePair.normalized(plain.server.stdout()), SamplePair.normalized(shm.server.stdout()));
@@ -106,18 +97,10 @@ class SampleRunIT {
     void aTraceFileThatCannotBeOpenedCostsTheTraceNotTheFastPath(Path jdk) throws Exception {
         SamplePair plain = SamplePair.run(jdk, List.of(), List.of(), 100, 4096);
         assertEquals(0, plain.clientExit, plain.describe());
-        Path serverConf = tmp.resolve("server.conf");
-        Path clientConf = tmp.resolve("client.conf");
-        Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
-        Files.writeString(clientConf, "shm connect 127.0.0.1 * wait=2s\n");
         Path serverTrace = tmp.resolve("server.json");
         Path notADirectory = Files.writeString(tmp.resolve("a-file"), "not a directory\n");
         Path clientTrace = notADirectory.resolve("client.json");
-        SamplePair run = SamplePair.run(jdk,
-                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
-                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
-                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + clientConf,
-                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), 100, 4096);
+        SamplePair run = overShm(jdk, 100, serverTrace, clientTrace);
         assertEquals(0, run.clientExit, run.describe());
         assertEquals(0, run.serverExit, run.describe());
         assertEquals(SamplePair.normalized(plain.client.stdout()), SamplePair.normalized(run.client.stdout()));
@@ -129,5 +112,22 @@ class SampleRunIT {
                 .filter(e -> e.hook().equals("path")).collect(Collectors.toList());
         assertEquals(1, paths.size(), "one connection: " + paths);
         assertEquals("shm", paths.get(0).path(), "the client's agent paired it: " + paths.get(0));
+    }
+
+    /**
+     * The sample over shm, 4 KiB messages: both JVMs attached with JSOR-style rule files (the client's
+     * through JSOR's own property; the wait raised so a loaded CI machine cannot make it a TCP run), each
+     * tracing NET events to its file.
+     */
+    private SamplePair overShm(Path jdk, int iterations, Path serverTrace, Path clientTrace) throws Exception {
+        Path serverConf = tmp.resolve("server.conf");
+        Path clientConf = tmp.resolve("client.conf");
+        Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
+        Files.writeString(clientConf, "shm connect 127.0.0.1 * wait=2s\n");
+        return SamplePair.run(jdk,
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
+                List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dcom.ibm.net.rdma.conf=" + clientConf,
+                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), iterations, 4096);
     }
 }
