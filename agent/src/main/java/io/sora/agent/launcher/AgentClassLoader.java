@@ -48,8 +48,6 @@ public final class AgentClassLoader extends URLClassLoader {
     private final Path[] nativeCopy = new Path[1];
     /** The jars with native code, in named modules of their own; null: everything on this class path. */
     private volatile NativeModules nativeModules;
-    /** The agent's loader on a JDK that needs no layer ({@link NativeModules#needed}): its grant goes to this loader. */
-    private volatile boolean withoutLayer;
 
     private AgentClassLoader(URL[] urls, Path cacheDir) {
         super("sora-agent", urls, ClassLoader.getPlatformClassLoader());
@@ -92,9 +90,7 @@ public final class AgentClassLoader extends URLClassLoader {
             throw new IOException("no inner jars under " + INNER_PREFIX + " in " + agentJar + " (not a sora agent jar?)");
         }
         if (modular.isEmpty()) {
-            AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
-            loader.withoutLayer = nativeModules;
-            return loader;
+            return new AgentClassLoader(urls.toArray(new URL[0]), dir);
         }
         AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
         try {
@@ -110,15 +106,17 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     /**
-     * Grants the native-code modules what they need (see {@link NativeModules#grant}); nothing to do
-     * without them.
+     * Grants the native-code modules what they need (see {@link NativeModules#grant}); on a JDK that needs
+     * no layer, exports {@code sun.nio.ch} to this loader instead ({@link NativeModules#grantWithoutLayer}).
+     * Called for the agent's loader only (the command-line tool's needs nothing).
      *
      * @return null, or why not everything was granted
      */
     String grantNativeModules(Instrumentation inst) throws Exception {
         NativeModules n = nativeModules;
         if (n != null) return n.grant(inst);
-        if (!withoutLayer) return "no native-code modules";
+        // JDK 22+ without its layer (it could not be defined): nothing is granted to an unnamed module
+        if (NativeModules.needed()) return "no native-code modules";
         NativeModules.grantWithoutLayer(inst, this);
         return null;
     }
