@@ -43,14 +43,14 @@ final class PrivateLogback {
     }
 
     /**
-     * A started appender truncating and writing {@code file} (its missing parent directories created),
+     * A started appender of trace lines truncating and writing {@code file} (its missing parent directories created),
      * flushing after every event. The file is opened here, not by Logback's {@code FileAppender}, whose
      * start links string-concatenation call sites and compiles a size-parsing pattern: about 12 ms of a
      * cold JVM's start with the trace on.
      *
      * @throws UncheckedIOException naming the file when it cannot be opened
      */
-    static OutputStreamAppender<ILoggingEvent> file(LoggerContext context, Path file, boolean agentLog) {
+    static OutputStreamAppender<ILoggingEvent> file(LoggerContext context, Path file) {
         OutputStream out;
         try {
             Path parent = file.toAbsolutePath().getParent();
@@ -60,7 +60,7 @@ final class PrivateLogback {
         } catch (IOException | RuntimeException e) {
             throw new UncheckedIOException(new IOException("cannot open trace file '" + file + "': " + why(e), e));
         }
-        return stream(context, out, agentLog, "file");
+        return stream(context, out, false, "file");
     }
 
     /** The cause in words: the JDK's file exceptions carry only the path as their message. */

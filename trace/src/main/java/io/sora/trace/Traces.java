@@ -42,7 +42,7 @@ public final class Traces {
         try {
             OutputStreamAppender<ILoggingEvent> appender = config.file() == null
                     ? PrivateLogback.stderr(context, false)
-                    : PrivateLogback.file(context, config.file(), false);
+                    : PrivateLogback.file(context, config.file());
             return new LogbackTracer(config, context, appender, clock);
         } catch (RuntimeException e) {
             context.stop();
