@@ -41,8 +41,13 @@ public interface PairingMedium<L> {
      * delivers every announcement and request the medium has received but not yet handed to the table
      * (see {@link PairingTable#announced}). A medium whose clients announce without waiting for an
      * answer needs this; the default does nothing. Never throws.
+     *
+     * @return false when it could not read all of them (its listener cannot accept right now: out of
+     *         file descriptors, most likely); the table then decides the connection TCP for good,
+     *         since an announcement of this very connection may be among those unread
      */
-    default void catchUp() {
+    default boolean catchUp() {
+        return true;
     }
 
     /** Sends NO with {@code reason} on the link and drops it. Never throws. */

@@ -232,8 +232,9 @@ public final class PairingTable<L> {
         if (clientsAnnounce && !(entries.get(key) instanceof Pairing)) {
             // Even when a mark decides already: it may be swept before this accept marks the key,
             // and the mark it then leaves must be dated after this connection's announcement was read
-            medium.catchUp();
+            boolean complete = medium.catchUp();
             markBase = clock.getAsLong();
+            if (!complete) return unread(key);
         }
         Set<Object> pending = null;
         for (;;) {
@@ -263,7 +264,7 @@ public final class PairingTable<L> {
                 }
             }
             // not under 'arrivals' (see above); a request read here is in the map when it returns
-            if (clientsAnnounce && !closed) medium.catchUp();
+            if (clientsAnnounce && !closed && !medium.catchUp()) return unread(key);
         }
         long base = markBase;
         return entries.compute(key, (k, v) -> {
@@ -275,6 +276,21 @@ public final class PairingTable<L> {
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(clock.getAsLong(), base, null);
         });
+    }
+
+    /**
+     * The catch-up could not read every announcement (the medium's listener cannot accept right now):
+     * this connection's own may be among them, and a request read later could not be told from a new
+     * connection's reusing the four-tuple. So, unless its request is in the table already, the key is
+     * TCP with a reason, which no later request replaces (it is refused): both ends stay on TCP.
+     */
+    private Object unread(ConnectionKey key) {
+        long now = clock.getAsLong();
+        String why = medium.name() + " listener cannot read its rendezvous right now (accepting paused after a"
+                + " failure: out of file descriptors?)";
+        return entries.compute(key, (k, v) -> v instanceof Pairing ? v
+                : v instanceof TcpMark m && m.reason() != null ? new TcpMark(now, m.awaitStartNanos(), m.reason())
+                : new TcpMark(now, now, why));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.sora.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,11 +48,14 @@ class PairingTableTest {
         volatile IOException offerThrows;
         /** What the medium's catch-up reads (an announcement still unread in its socket), or null. */
         volatile Runnable catchUp;
+        /** False: the catch-up cannot read everything (a listener that cannot accept right now). */
+        volatile boolean catchUpComplete = true;
 
         @Override
-        public void catchUp() {
+        public boolean catchUp() {
             Runnable r = catchUp;
             if (r != null) r.run();
+            return catchUpComplete;
         }
 
         @Override
@@ -276,6 +280,30 @@ class PairingTableTest {
         PairingResult r = accept.join();
         assertNull(link.refusal, "the announced client's request is this connection's");
         assertInstanceOf(PairingResult.Paired.class, r, "both ends on the fast path, not the client alone");
+    }
+
+    /**
+     * An accept whose catch-up could not read every announcement (the listener cannot accept right now:
+     * out of file descriptors) cannot know whether its own client announced: it decides TCP with the
+     * reason, and the request the listener reads later (whose announcement, read after the accept,
+     * looked like a new connection's on the same four-tuple) is refused, not paired. Paired, the client
+     * wrote into shared memory while the server read TCP: both hung (DescriptorLimitIT).
+     */
+    @Test
+    void anAcceptWhoseCatchUpCouldNotReadEverythingIsTcpAndTheLateRequestIsRefused() {
+        FakeMedium m = medium(ALLOW, true);
+        m.catchUpComplete = false;
+        String reason = fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        assertTrue(reason.startsWith("fake listener cannot read its rendezvous right now"), reason);
+        // the listener accepts again: this connection's announcement and request, read only now
+        m.catchUpComplete = true;
+        Object channel = new Object();
+        m.table.announced(channel);
+        Link link = new Link();
+        m.table.request(link, KEY, channel);
+        assertNotNull(link.refusal, "the late request must be refused: the accept returned TCP");
+        assertTrue(link.refusal.startsWith("server already accepted on TCP"), link.refusal);
+        assertNull(link.pairing, "never offered");
     }
 
     /**

@@ -49,10 +49,13 @@ final class RendezvousListener implements Runnable {
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
+    /** How long accepting pauses after it failed (out of file descriptors, most likely). */
+    static final long ACCEPT_BACKOFF_NANOS = 100_000_000L;
 
     private final Path path;
     private final ServerSocketChannel server;
     private final Selector selector;
+    private final SelectionKey serverKey;
     private final HelloHandler handler;
     private final Thread thread;
     private volatile boolean closed;
@@ -62,6 +65,8 @@ final class RendezvousListener implements Runnable {
     private final Set<SelectionKey> partials = new HashSet<>();
     /** The channels are released; guarded by {@link #lock}. */
     private boolean released;
+    /** While accepting is paused after a failure: until when ({@code System.nanoTime()}); 0 otherwise. Guarded by {@link #lock}. */
+    private long acceptPausedUntil;
 
     /** Binds {@code path} (replacing a stale socket file of a dead JVM) and starts the thread. */
     RendezvousListener(Path path, int port, HelloHandler handler) throws IOException {
@@ -77,7 +82,7 @@ final class RendezvousListener implements Runnable {
             Files.setPosixFilePermissions(path, ShmDirectory.OWNER_ONLY_FILE);
             server.configureBlocking(false);
             selector = Selector.open();
-            server.register(selector, SelectionKey.OP_ACCEPT);
+            serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
         } catch (IOException e) {
             server.close();
             Files.deleteIfExists(path);
@@ -137,11 +142,15 @@ final class RendezvousListener implements Runnable {
         try {
             while (!closed) {
                 boolean hasPartials;
+                long pausedFor;
                 synchronized (lock) {
                     hasPartials = !partials.isEmpty();
+                    pausedFor = acceptPausedUntil == 0 ? 0 : Math.max(1, (acceptPausedUntil - System.nanoTime()) / 1_000_000L);
                 }
-                if (hasPartials) {
-                    selector.select(HELLO_TIMEOUT_MILLIS / 4);
+                long timeout = hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0;
+                if (pausedFor > 0) timeout = timeout == 0 ? pausedFor : Math.min(timeout, pausedFor);
+                if (timeout > 0) {
+                    selector.select(timeout);
                 } else {
                     selector.select(); // idle listener: no timed wake-ups
                 }
@@ -154,6 +163,7 @@ final class RendezvousListener implements Runnable {
                         if (key.isAcceptable()) accept();
                         else if (key.isReadable()) read(key);
                     }
+                    if (acceptPausedUntil != 0) accept(); // resumes once the pause is over
                     if (!partials.isEmpty()) dropSlowClients();
                 }
                 if (!closed) handler.idle();
@@ -172,9 +182,9 @@ final class RendezvousListener implements Runnable {
      * connect, so after an {@code accept()} returned its connection, this makes the announcement known
      * (docs/shm.md, "Why ANNOUNCE").
      */
-    void catchUp() {
+    boolean catchUp() {
         synchronized (lock) {
-            if (released) return;
+            if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
                 boolean accepted = accept();
                 int before = partials.size();
@@ -185,31 +195,53 @@ final class RendezvousListener implements Runnable {
                 // here: a cancelled key keeps its channel's descriptor open (the JDK closes it at the
                 // deregistration), and an idle listener selects again only at its next connection
                 if (accepted || partials.size() != before) selector.wakeup();
+                // accepting paused: clients may wait unread in the backlog
+                return acceptPausedUntil == 0;
             } catch (IOException | RuntimeException e) {
-                // the thread meets the same failure and ends the listener
+                return false; // the thread meets the same failure and ends the listener
             }
         }
     }
 
-    /** Accepts the waiting connections and reads each at once; true if any was registered. */
+    /**
+     * Accepts the waiting connections and reads each at once; true if any was registered. A failing
+     * accept (the process out of file descriptors, most likely) pauses accepting for
+     * {@link #ACCEPT_BACKOFF_NANOS} instead of ending the listener (it did, and no later connection to
+     * that server socket paired): meanwhile clients wait in the backlog until their pairing wait runs out
+     * and stay on TCP, as their connections' accepts decide, since no announcement of theirs was read.
+     */
     private boolean accept() throws IOException {
+        if (acceptPausedUntil != 0) {
+            if (System.nanoTime() - acceptPausedUntil < 0) return false;
+            acceptPausedUntil = 0;
+            serverKey.interestOps(SelectionKey.OP_ACCEPT);
+        }
         boolean any = false;
-        SocketChannel ch;
-        while ((ch = server.accept()) != null) {
+        for (;;) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (IOException e) {
+                if (closed || !server.isOpen()) throw e;
+                long until = System.nanoTime() + ACCEPT_BACKOFF_NANOS;
+                acceptPausedUntil = until == 0 ? 1 : until;
+                serverKey.interestOps(0);
+                return any;
+            }
+            if (ch == null) return any;
             SelectionKey key;
             try {
                 ch.configureBlocking(false);
                 key = ch.register(selector, SelectionKey.OP_READ, new Partial());
             } catch (IOException | RuntimeException e) {
-                closeQuietly(ch);
-                throw e;
+                closeQuietly(ch); // this client finds the rendezvous closed and stays on TCP
+                continue;
             }
             partials.add(key);
             any = true;
             // An ANNOUNCE is written before the client's TCP connect: answer it now, not a select later.
             read(key);
         }
-        return any;
     }
 
     private void read(SelectionKey key) {

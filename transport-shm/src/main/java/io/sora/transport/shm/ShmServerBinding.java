@@ -248,8 +248,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     @Override
-    public void catchUp() {
-        listener.catchUp();
+    public boolean catchUp() {
+        return listener.catchUp();
     }
 
     @Override
