@@ -32,15 +32,22 @@ final class ClientDecisions {
     private final RuleSet rules;
     private final Map<Provider, Transport> transports;
     private final PathRecorder recorder;
+    /** Whether the process has the file descriptors a paired connection needs. */
+    private final DescriptorBudget budget;
     /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
     private final Map<Object, Announced> announcements = new ConcurrentHashMap<>();
 
     private record Announced(Announcement announcement, long sinceNanos) {}
 
     ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder) {
+        this(rules, transports, recorder, DescriptorBudget.PROCESS);
+    }
+
+    ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder, DescriptorBudget budget) {
         this.rules = rules;
         this.transports = transports;
         this.recorder = recorder;
+        this.budget = budget;
     }
 
     /** Before the TCP connect: a pairing client announces itself to the server's listener. */
@@ -61,6 +68,7 @@ final class ClientDecisions {
         if (rule.provider() == Provider.SHM) PathWarmup.begin();
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) return;
+        if (budget.refusal() != null) return; // decide() records the connection on TCP, with the reason
         // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
         // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
         // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
@@ -119,6 +127,12 @@ final class ClientDecisions {
             if (announced != null) announced.close();
             recorder.tcp(socket, Side.CLIENT, rule.provider().keyword() + " unavailable: " + RuleTerms.cause(transport)
                     + " (" + RuleTerms.where(rule) + ")", true);
+            return;
+        }
+        String scarce = budget.refusal();
+        if (scarce != null) {
+            if (announced != null) announced.close();
+            recorder.tcp(socket, Side.CLIENT, scarce, true);
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);

@@ -165,6 +165,8 @@ final class Listeners {
                 return new AcceptPolicy.Refuse("client " + key.client().getAddress().getHostAddress()
                         + " not in the accept rule's client list (" + RuleTerms.where(rule) + ")");
             }
+            String scarce = DescriptorBudget.PROCESS.refusal();
+            if (scarce != null) return new AcceptPolicy.Refuse(scarce);
             if (gate != null && !gate.accepted(key, rule.options().fallbackWait())) {
                 return new AcceptPolicy.Refuse("no java.net.ServerSocket accepted " + key + " within "
                         + rule.options().fallbackWait().toMillis() + " ms (server socket bound before sora was attached)");

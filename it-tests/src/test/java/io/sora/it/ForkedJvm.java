@@ -104,6 +104,24 @@ public final class ForkedJvm implements AutoCloseable {
         return new ForkedJvm(pb.start(), String.join(" ", cmd));
     }
 
+    /**
+     * As {@link #start}, with the JVM's limit on open file descriptors ({@code RLIMIT_NOFILE}, soft and
+     * hard) set to {@code nofile} first, through {@code sh -c 'ulimit -n N && exec java ...'}.
+     */
+    public static ForkedJvm startWithFileLimit(int nofile, Path jdk, List<String> jvmArgs, String classpath,
+                                               String mainClass, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("sh", "-c", "ulimit -n " + nofile + " && exec \"$@\"", "sh"));
+        cmd.add(jdk.resolve("bin/java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(classpath);
+        cmd.add(mainClass);
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().remove("JAVA_TOOL_OPTIONS");
+        return new ForkedJvm(pb.start(), String.join(" ", cmd));
+    }
+
     private static void pump(java.io.InputStream s, List<String> sink) {
         Thread t = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(s, StandardCharsets.UTF_8))) {
@@ -145,6 +163,10 @@ public final class ForkedJvm implements AutoCloseable {
             Thread.sleep(2);
         }
         return process.exitValue();
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
     }
 
     public List<String> stdout() {

@@ -1,0 +1,87 @@
+package io.sora.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class DescriptorBudgetTest {
+    /** A limit and a count the test sets, counting how often the count is taken. */
+    private static final class Fake implements DescriptorBudget.Source {
+        volatile long limit;
+        volatile long open;
+        final AtomicInteger counts = new AtomicInteger();
+
+        Fake(long limit, long open) {
+            this.limit = limit;
+            this.open = open;
+        }
+
+        @Override
+        public long limit() {
+            return limit;
+        }
+
+        @Override
+        public long open() {
+            counts.incrementAndGet();
+            return open;
+        }
+    }
+
+    @Test
+    void pairsOnlyWhileTheProcessUsesLessThanHalfOfItsLimit() {
+        Fake f = new Fake(256, 127);
+        DescriptorBudget b = new DescriptorBudget(f, () -> 0);
+        assertNull(b.refusal(), "127 open, one more is 128: half of 256");
+        f.open = 128;
+        String why = b.refusal();
+        assertNotNull(why, "128 open: the next would be past the half");
+        assertEquals("file descriptors: 128 of 256 (RLIMIT_NOFILE) in use; sora pairs only below half of the limit"
+                + " (a paired connection holds one more on each side)", why);
+    }
+
+    @Test
+    void anUnknownOrUnlimitedLimitNeverRefuses() {
+        assertNull(new DescriptorBudget(new Fake(-1, 1_000_000), () -> 0).refusal());
+        assertNull(new DescriptorBudget(new Fake(Long.MAX_VALUE, 1_000_000), () -> 0).refusal());
+        assertNull(new DescriptorBudget(new Fake(1024, -1), () -> 0).refusal());
+    }
+
+    @Test
+    void farBelowTheLimitTheCountIsReusedForABoundedNumberOfDecisionsAndTime() {
+        Fake f = new Fake(8192, 100); // below an eighth (1024)
+        AtomicLong now = new AtomicLong();
+        DescriptorBudget b = new DescriptorBudget(f, now::get);
+        for (int i = 0; i < DescriptorBudget.RECOUNT_EVERY; i++) assertNull(b.refusal());
+        assertEquals(1, f.counts.get(), "one count for the first " + DescriptorBudget.RECOUNT_EVERY + " decisions");
+        f.open = 5000; // the process grew past the half meanwhile
+        assertNotNull(b.refusal(), "the next decision counts again and refuses");
+        assertEquals(2, f.counts.get());
+        f.open = 100;
+        assertNull(b.refusal());
+        now.addAndGet(DescriptorBudget.RECOUNT_NANOS);
+        f.open = 5000;
+        assertNotNull(b.refusal(), "after a second the count is taken again whatever the number of decisions");
+    }
+
+    @Test
+    void aboveAnEighthOfTheLimitEveryDecisionCounts() {
+        Fake f = new Fake(1024, 200); // above an eighth (128)
+        DescriptorBudget b = new DescriptorBudget(f, () -> 0);
+        for (int i = 0; i < 5; i++) assertNull(b.refusal());
+        assertEquals(5, f.counts.get());
+    }
+
+    @Test
+    void theProcessSourceReadsThisJvmsLimitAndCount() {
+        long limit = DescriptorBudget.PROC.limit();
+        long open = DescriptorBudget.PROC.open();
+        assertTrue(limit > 0, "RLIMIT_NOFILE from /proc/self/limits: " + limit);
+        assertTrue(open > 3 && open < limit, "open descriptors from /proc/self/fd: " + open);
+    }
+}
