@@ -3,6 +3,7 @@ package io.sora.transport.shm;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -133,9 +134,13 @@ final class Segment {
         return Integer.highestOneBit(requested - 1) << 1;
     }
 
+    /** Zeros written to reserve a segment's pages (read-only; each use takes its own duplicate). */
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
+
     /**
-     * Creates the file with mode 0600 from the start (never wider, not even for a moment), sizes and
-     * maps it, and writes the header. The file descriptor is closed; the mapping stays.
+     * Creates the file with mode 0600 from the start (never wider, not even for a moment), allocates
+     * every page of it ({@link #reserve}), maps it, and writes the header. The file descriptor is closed;
+     * the mapping stays. On failure the file is removed.
      */
     static Segment create(Path path, int ringC2S, int ringS2C, byte[] secret) throws IOException {
         checkRing("client-to-server", ringC2S);
@@ -144,10 +149,21 @@ final class Segment {
         Set<StandardOpenOption> opts = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
         MappedByteBuffer buf;
+        long size = sizeFor(ringC2S, ringS2C);
+        boolean made = false;
         try (FileChannel ch = FileChannel.open(path, opts,
                 PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
-            // Mapping past the end grows the file; on tmpfs pages are only allocated when touched.
-            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, sizeFor(ringC2S, ringS2C));
+            reserve(ch, size, path);
+            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+            made = true;
+        } finally {
+            if (!made) {
+                try {
+                    java.nio.file.Files.deleteIfExists(path);
+                } catch (IOException e) {
+                    // a seg-<pid>-* or spare-<pid>-* file is removed as stale once this process is gone
+                }
+            }
         }
         buf.order(ByteOrder.nativeOrder());
         buf.putInt(OFF_VERSION, VERSION);
@@ -157,6 +173,29 @@ final class Segment {
         buf.put(OFF_SECRET, secret, 0, SECRET_SIZE);
         LONGS.setRelease(buf, OFF_MAGIC, MAGIC);
         return new Segment(path, buf, ringC2S, ringS2C);
+    }
+
+    /**
+     * Allocates every page of the file now, by writing zeros: on a full tmpfs (a container's 64 MiB
+     * {@code /dev/shm}, say) this fails here, with "No space left on device", and the pairing falls
+     * back to TCP with that reason. Left to be allocated when first touched through the mapping (as
+     * before 2026-11-24), a page the full tmpfs could not give raised SIGBUS, which the JVM throws as an
+     * {@code InternalError} ("a fault occurred in a recent unsafe memory access operation") into
+     * whichever thread touched it: an application's write or read, or one of sora's threads; the
+     * connection's bytes were lost.
+     */
+    private static void reserve(FileChannel ch, long size, Path path) throws IOException {
+        ByteBuffer z = ZEROS.duplicate();
+        long pos = 0;
+        try {
+            while (pos < size) {
+                z.clear().limit((int) Math.min(z.capacity(), size - pos));
+                pos += ch.write(z, pos);
+            }
+        } catch (IOException e) {
+            throw new IOException("no room for a " + size + "-byte segment in " + path.getParent() + ": " + e.getMessage()
+                    + " (the tmpfs is full: make it larger, e.g. docker run --shm-size, or -Dsora.shm.dir elsewhere)", e);
+        }
     }
 
     /**
