@@ -7,9 +7,13 @@
  * futexes are shared (not FUTEX_PRIVATE_FLAG): the two sides are different processes mapping the
  * same file, and the kernel keys shared futexes by the page, not the virtual address.
  *
+ * Also: the CPU a thread runs on (sched_getcpu), and creating a segment file with all of its pages
+ * allocated at once (posix_fallocate), so that a full tmpfs fails the creation, not a later access.
+ *
  * Only libc is needed (no rdma-core), so the library loads on any Linux machine.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jni.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -87,4 +91,31 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_ThisCpu_current0(JNIEnv *en
     (void)env;
     (void)cls;
     return sched_getcpu();
+}
+
+/*
+ * Creates the file at path (NUL-terminated bytes: O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600) and
+ * allocates all of its size bytes at once (posix_fallocate; on tmpfs the pages, zeroed): a shared-memory
+ * segment a full tmpfs cannot hold fails here with ENOSPC, rather than with SIGBUS at the first touch
+ * of a page through its mapping. Returns 0, or -errno (the file then removed, if this call created it).
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeFiles_createAllocated0(JNIEnv *env, jclass cls,
+                                                                                  jbyteArray path, jlong size)
+{
+    (void)cls;
+    jsize n = (*env)->GetArrayLength(env, path);
+    if (n < 1 || size < 0) return -EINVAL;
+    char name[4096];
+    if (n > (jsize)sizeof(name)) return -ENAMETOOLONG;
+    (*env)->GetByteArrayRegion(env, path, 0, n, (jbyte *)name);
+    if (name[n - 1] != '\0') return -EINVAL;
+    int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return -errno;
+    int rc = size == 0 ? 0 : posix_fallocate(fd, 0, (off_t)size);
+    if (close(fd) != 0 && rc == 0) rc = errno;
+    if (rc != 0) {
+        unlink(name);
+        return -rc;
+    }
+    return 0;
 }

@@ -48,6 +48,38 @@ class ShmFullTmpfsTest {
         }
     }
 
+    /**
+     * Both ways of making a segment (the native library's {@code posix_fallocate}, and writing zeros where
+     * it is not loaded) fail on a full tmpfs with the reason, leave no file behind, and succeed where the
+     * segment fits.
+     */
+    @Test
+    void bothWaysOfAllocatingASegmentFailCleanlyWhenItDoesNotFit() throws Exception {
+        Path tiny = Files.createDirectory(tmp.resolve("small"));
+        String mounted = run("mount", "-t", "tmpfs", "-o", "size=100k,mode=0700", "tmpfs", tiny.toString());
+        Assumptions.assumeTrue(mounted.isEmpty(), "cannot mount a tmpfs here (needs root): " + mounted);
+        try {
+            List<Boolean> ways = io.sora.transport.NativeFiles.isAvailable() ? List.of(true, false) : List.of(false);
+            System.out.println("ShmFullTmpfsTest: allocating natively " + (ways.size() == 2 ? "and" : "not; only") + " by writing zeros");
+            for (boolean natively : ways) {
+                Path big = tiny.resolve("seg-big-" + natively);
+                IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+                        () -> Segment.create(big, 65536, 65536, new byte[16], natively));
+                assertTrue(e.getMessage().startsWith("no room for a 135168-byte segment in " + tiny + ": No space left on device"),
+                        (natively ? "native: " : "java: ") + e.getMessage());
+                assertTrue(Files.notExists(big), "the file is removed");
+                Path small = tiny.resolve("seg-small-" + natively);
+                Segment seg = Segment.create(small, 4096, 4096, new byte[16], natively);
+                assertEquals(Segment.sizeFor(4096, 4096), Files.size(small));
+                assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(small)));
+                seg.buffer.put(Segment.HEADER_SIZE + 4096 + 4095, (byte) 1); // the last page: allocated, no fault
+                Files.delete(small);
+            }
+        } finally {
+            run("umount", "-l", tiny.toString());
+        }
+    }
+
     private static void exercise(Path tiny) throws Exception {
         int ring = 65536;
         try (ShmFixture fx = new ShmFixture(tiny, ring, ring, new ShmSettings(tiny, 200))) {
