@@ -159,9 +159,9 @@ final class Segment {
         boolean made = false;
         boolean allocated = false;
         if (allocateNatively) {
-            // created and allocated in one native call (no zeros copied in): about half the cost of writing them
+            // created and allocated in one native call, no zeros copied in: cheaper (docs/shm.md, "Limits")
             int rc = NativeFiles.createAllocated(path, size);
-            if (rc != 0) throw noRoom(size, path, NativeFiles.describe(rc), null);
+            if (rc != 0) throw notCreated(size, path, NativeFiles.describe(rc), null);
             allocated = true;
         }
         try (FileChannel ch = allocated
@@ -190,10 +190,10 @@ final class Segment {
     }
 
     /**
-     * Allocates every page of the file now, by writing zeros (where sora's native library is not loaded:
-     * with it, {@link NativeFiles#createAllocated} does this with {@code posix_fallocate}): on a full tmpfs (a container's 64 MiB
-     * {@code /dev/shm}, say) this fails here, with "No space left on device", and the pairing falls
-     * back to TCP with that reason. Left to be allocated when first touched through the mapping (as
+     * Allocates every page of the file now, by writing zeros (where sora's native library is not
+     * loaded; with it, {@link NativeFiles#createAllocated} does this with {@code posix_fallocate}): on a
+     * full tmpfs (a container's 64 MiB {@code /dev/shm}, say) this fails here, with "No space left on
+     * device", and the pairing falls back to TCP with that reason. Left to be allocated when first touched through the mapping (as
      * before 2026-11-24), a page the full tmpfs could not give raised SIGBUS, which the JVM throws as an
      * {@code InternalError} ("a fault occurred in a recent unsafe memory access operation") into
      * whichever thread touched it: an application's write or read, or one of sora's threads; the
@@ -208,13 +208,17 @@ final class Segment {
                 pos += ch.write(z, pos);
             }
         } catch (IOException e) {
-            throw noRoom(size, path, e.getMessage(), e);
+            throw notCreated(size, path, e.getMessage(), e);
         }
     }
 
-    private static IOException noRoom(long size, Path path, String why, IOException cause) {
-        return new IOException("no room for a " + size + "-byte segment in " + path.getParent() + ": " + why
-                + " (the tmpfs is full: make it larger, e.g. docker run --shm-size, or -Dsora.shm.dir elsewhere)", cause);
+    /** Why a segment could not be made; a full file system says so, with what to do. */
+    private static IOException notCreated(long size, Path path, String why, IOException cause) {
+        if (why != null && why.contains("No space left on device")) {
+            return new IOException("no room for a " + size + "-byte segment in " + path.getParent() + ": " + why
+                    + " (the tmpfs is full: make it larger, e.g. docker run --shm-size, or -Dsora.shm.dir elsewhere)", cause);
+        }
+        return new IOException("cannot create the " + size + "-byte segment " + path + ": " + why, cause);
     }
 
     /**
