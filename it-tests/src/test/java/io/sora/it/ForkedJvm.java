@@ -92,16 +92,7 @@ public final class ForkedJvm implements AutoCloseable {
      */
     public static ForkedJvm start(Path jdk, List<String> jvmArgs, String classpath, String mainClass, String... args)
             throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(jdk.resolve("bin/java").toString());
-        cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(classpath);
-        cmd.add(mainClass);
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().remove("JAVA_TOOL_OPTIONS");
-        return new ForkedJvm(pb.start(), String.join(" ", cmd));
+        return launch(List.of(), jdk, jvmArgs, classpath, mainClass, args);
     }
 
     /**
@@ -110,7 +101,14 @@ public final class ForkedJvm implements AutoCloseable {
      */
     public static ForkedJvm startWithFileLimit(int nofile, Path jdk, List<String> jvmArgs, String classpath,
                                                String mainClass, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("sh", "-c", "ulimit -n " + nofile + " && exec \"$@\"", "sh"));
+        return launch(List.of("sh", "-c", "ulimit -n " + nofile + " && exec \"$@\"", "sh"), jdk, jvmArgs, classpath,
+                mainClass, args);
+    }
+
+    /** {@code prefix jdk/bin/java jvmArgs -cp classpath mainClass args}, without JAVA_TOOL_OPTIONS. */
+    private static ForkedJvm launch(List<String> prefix, Path jdk, List<String> jvmArgs, String classpath, String mainClass,
+                                    String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(jdk.resolve("bin/java").toString());
         cmd.addAll(jvmArgs);
         cmd.add("-cp");

@@ -35,17 +35,27 @@ class ShmFullTmpfsTest {
     @TempDir
     Path tmp;
 
-    @Test
-    void aPairingThatFindsNoRoomFallsBackAndPairedConnectionsNeverFault() throws Exception {
-        Path tiny = Files.createDirectory(tmp.resolve("tiny"));
-        // room for two segments of 4 KiB + 2 x 64 KiB, not for six
-        String mounted = run("mount", "-t", "tmpfs", "-o", "size=300k,mode=0700", "tmpfs", tiny.toString());
+    /** What a test does in a tmpfs of its own. */
+    private interface InTmpfs {
+        void run(Path dir) throws Exception;
+    }
+
+    /** Mounts a tmpfs of {@code size} under the test's directory, runs {@code body} in it, unmounts it. */
+    private void inTmpfs(String name, String size, InTmpfs body) throws Exception {
+        Path dir = Files.createDirectory(tmp.resolve(name));
+        String mounted = run("mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs", dir.toString());
         Assumptions.assumeTrue(mounted.isEmpty(), "cannot mount a tmpfs here (needs root): " + mounted);
         try {
-            exercise(tiny);
+            body.run(dir);
         } finally {
-            run("umount", "-l", tiny.toString());
+            run("umount", "-l", dir.toString());
         }
+    }
+
+    @Test
+    void aPairingThatFindsNoRoomFallsBackAndPairedConnectionsNeverFault() throws Exception {
+        // room for two segments of 4 KiB + 2 x 64 KiB, not for six
+        inTmpfs("tiny", "300k", ShmFullTmpfsTest::exercise);
     }
 
     /**
@@ -55,10 +65,7 @@ class ShmFullTmpfsTest {
      */
     @Test
     void bothWaysOfAllocatingASegmentFailCleanlyWhenItDoesNotFit() throws Exception {
-        Path tiny = Files.createDirectory(tmp.resolve("small"));
-        String mounted = run("mount", "-t", "tmpfs", "-o", "size=100k,mode=0700", "tmpfs", tiny.toString());
-        Assumptions.assumeTrue(mounted.isEmpty(), "cannot mount a tmpfs here (needs root): " + mounted);
-        try {
+        inTmpfs("small", "100k", tiny -> {
             List<Boolean> ways = io.sora.transport.NativeFiles.isAvailable() ? List.of(true, false) : List.of(false);
             System.out.println("ShmFullTmpfsTest: allocating natively " + (ways.size() == 2 ? "and" : "not; only") + " by writing zeros");
             for (boolean natively : ways) {
@@ -75,9 +82,7 @@ class ShmFullTmpfsTest {
                 seg.buffer.put(Segment.HEADER_SIZE + 4096 + 4095, (byte) 1); // the last page: allocated, no fault
                 Files.delete(small);
             }
-        } finally {
-            run("umount", "-l", tiny.toString());
-        }
+        });
     }
 
     private static void exercise(Path tiny) throws Exception {
