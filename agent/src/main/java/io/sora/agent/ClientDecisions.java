@@ -32,22 +32,15 @@ final class ClientDecisions {
     private final RuleSet rules;
     private final Map<Provider, Transport> transports;
     private final PathRecorder recorder;
-    /** Whether the process has the file descriptors a paired connection needs. */
-    private final DescriptorBudget budget;
     /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
     private final Map<Object, Announced> announcements = new ConcurrentHashMap<>();
 
     private record Announced(Announcement announcement, long sinceNanos) {}
 
     ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder) {
-        this(rules, transports, recorder, DescriptorBudget.PROCESS);
-    }
-
-    ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder, DescriptorBudget budget) {
         this.rules = rules;
         this.transports = transports;
         this.recorder = recorder;
-        this.budget = budget;
     }
 
     /** Before the TCP connect: a pairing client announces itself to the server's listener. */
@@ -68,7 +61,9 @@ final class ClientDecisions {
         if (rule.provider() == Provider.SHM) PathWarmup.begin();
         Transport transport = transports.get(rule.provider());
         if (transport == null || !transport.availability().isAvailable()) return;
-        if (budget.refusal() != null) return; // decide() records the connection on TCP, with the reason
+        // without the file descriptors a paired connection needs: no announcement, and decide() records
+        // the connection on TCP with the reason
+        if (DescriptorBudget.PROCESS.refusal() != null) return;
         // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
         // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
         // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
@@ -129,7 +124,7 @@ final class ClientDecisions {
                     + " (" + RuleTerms.where(rule) + ")", true);
             return;
         }
-        String scarce = budget.refusal();
+        String scarce = DescriptorBudget.PROCESS.refusal();
         if (scarce != null) {
             if (announced != null) announced.close();
             recorder.tcp(socket, Side.CLIENT, scarce, true);

@@ -140,7 +140,8 @@ final class Segment {
 
     /**
      * Creates the file with mode 0600 from the start (never wider, not even for a moment), allocates
-     * every page of it ({@link #reserve}), maps it, and writes the header. The file descriptor is closed;
+     * every page of it ({@link NativeFiles#createAllocated}, else {@link #reserve}), maps it, and writes
+     * the header. The file descriptor is closed;
      * the mapping stays. On failure the file is removed.
      */
     static Segment create(Path path, int ringC2S, int ringS2C, byte[] secret) throws IOException {
