@@ -7,8 +7,9 @@
  * futexes are shared (not FUTEX_PRIVATE_FLAG): the two sides are different processes mapping the
  * same file, and the kernel keys shared futexes by the page, not the virtual address.
  *
- * Also: the CPU a thread runs on (sched_getcpu), and creating a segment file with all of its pages
- * allocated at once (posix_fallocate), so that a full tmpfs fails the creation, not a later access.
+ * Also: the CPU a thread runs on (sched_getcpu), creating a segment file with all of its pages
+ * allocated at once (posix_fallocate), so that a full tmpfs fails the creation, not a later access,
+ * and giving a closed segment's ring pages back to the file system (madvise MADV_REMOVE).
  *
  * Only libc is needed (no rdma-core), so the library loads on any Linux machine.
  */
@@ -18,6 +19,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,5 +119,29 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeFiles_createAllocated
         unlink(name);
         return -rc;
     }
+    return 0;
+}
+
+/*
+ * Frees the pages of [offset, offset + length) of a shared file mapping (a direct buffer) and their
+ * backing store: madvise(MADV_REMOVE), which on tmpfs punches a hole in the file, so its memory is
+ * given back now rather than when the mapping is unmapped (by the garbage collector, for a
+ * MappedByteBuffer). The range is shrunk inward to whole pages at its start and grown to the end of
+ * its last page (the mapping's own). Later reads of the range see zeros. Returns 0 or -errno (EINVAL
+ * for memory that is not a shared file mapping, EOPNOTSUPP for a file system without hole punching).
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeFiles_removePages0(JNIEnv *env, jclass cls, jobject buf,
+                                                                              jlong offset, jlong length)
+{
+    (void)cls;
+    char *base = (*env)->GetDirectBufferAddress(env, buf);
+    jlong cap = (*env)->GetDirectBufferCapacity(env, buf);
+    if (base == NULL || cap < 0 || offset < 0 || length < 0 || offset > cap || length > cap - offset) return -EINVAL;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return -EINVAL;
+    uintptr_t start = ((uintptr_t)(base + offset) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)(base + offset + length) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    if (end <= start) return 0;
+    if (madvise((void *)start, end - start, MADV_REMOVE) != 0) return -errno;
     return 0;
 }

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 
 /**
  * File operations Java has no call for, through sora's native library (see {@link Futex}, which loads
- * it): {@link #createAllocated}. Callers check {@link #isAvailable()} and have a pure-Java way.
+ * it): {@link #createAllocated}, {@link #removePages}. Callers check {@link #isAvailable()} and have a pure-Java way.
  */
 public final class NativeFiles {
     private NativeFiles() {
@@ -28,6 +28,20 @@ public final class NativeFiles {
         return createAllocated0(name, size);
     }
 
+    /**
+     * Frees the pages of {@code [offset, offset + length)} of a shared file mapping and their backing
+     * store ({@code madvise(MADV_REMOVE)}: on tmpfs, a hole punched in the file), whole pages only (the
+     * start is rounded up to a page). The mapping stays valid; reading the range afterwards gives zeros,
+     * and writing it allocates pages again. Only for a range no thread of either process will use.
+     *
+     * @return 0, or {@code -errno}
+     * @throws IllegalStateException if the library is not loaded
+     */
+    public static int removePages(java.nio.ByteBuffer mapping, long offset, long length) {
+        if (!isAvailable()) throw new IllegalStateException("sora's native library is not loaded");
+        return removePages0(mapping, offset, length);
+    }
+
     /** A message for {@code -errno} as {@link #createAllocated} returns it (the common ones by name). */
     public static String describe(int rc) {
         return switch (-rc) {
@@ -37,9 +51,13 @@ public final class NativeFiles {
             case 2 -> "No such file or directory";
             case 40 -> "Too many levels of symbolic links";
             case 24 -> "Too many open files";
+            case 22 -> "Invalid argument";
+            case 95 -> "Operation not supported";
             default -> "errno " + (-rc);
         };
     }
 
     private static native int createAllocated0(byte[] path, long size);
+
+    private static native int removePages0(java.nio.ByteBuffer mapping, long offset, long length);
 }

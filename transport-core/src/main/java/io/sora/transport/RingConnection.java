@@ -139,6 +139,15 @@ public class RingConnection implements FastConnection {
             medium.publishFlags(RingMedium.CLOSED);
         } finally {
             medium.close();
+            // Both streams were woken above: a read or write in progress leaves within a wake-up, and any
+            // later one fails before it touches the rings. The medium hears of it once both have left,
+            // from whichever thread leaves last (the close never waits for them).
+            java.util.concurrent.atomic.AtomicInteger busy = new java.util.concurrent.atomic.AtomicInteger(2);
+            Runnable left = () -> {
+                if (busy.decrementAndGet() == 0) medium.ringsDone();
+            };
+            in.whenIdle(left);
+            out.whenIdle(left);
         }
     }
 

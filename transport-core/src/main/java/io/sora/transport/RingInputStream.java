@@ -64,6 +64,8 @@ public final class RingInputStream extends InputStream {
     /** The consumer cursor last published to the peer; guarded by {@code lock}. */
     private long published;
     private final ReentrantLock lock = new ReentrantLock();
+    /** What {@link #whenIdle} left for the last read to leave; claimed (set to null) by whoever runs it. */
+    private final java.util.concurrent.atomic.AtomicReference<Runnable> onIdle = new java.util.concurrent.atomic.AtomicReference<>();
     private final byte[] single = new byte[1];
     /** My consumer cursor; written by the lock holder (release), read by {@link #available()}. */
     private long consumed;
@@ -98,7 +100,7 @@ public final class RingInputStream extends InputStream {
             int n = read(single, 0, 1);
             return n < 0 ? -1 : single[0] & 0xff;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -190,7 +192,7 @@ public final class RingInputStream extends InputStream {
             }
         } finally {
             wait.end();
-            lock.unlock();
+            unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
@@ -310,7 +312,7 @@ public final class RingInputStream extends InputStream {
             CONSUMED.setRelease(this, p);
             publishCredits(p);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -322,6 +324,35 @@ public final class RingInputStream extends InputStream {
     public void closeLocal() {
         closed = true;
         wake();
+    }
+
+    /**
+     * After {@link #closeLocal}: runs {@code action} once no read is in progress, so that none will touch
+     * the ring again (a later one fails before it does): now, on this thread, or when the read in progress
+     * leaves, on its thread (it was woken by the close). Runs it at most once.
+     */
+    void whenIdle(Runnable action) {
+        onIdle.set(action);
+        runIfIdle();
+    }
+
+    /** Releases the lock; the last read to leave a closed stream runs {@link #whenIdle}'s action. */
+    private void unlock() {
+        lock.unlock();
+        if (closed && onIdle.get() != null) runIfIdle();
+    }
+
+    /** Claims the idle action while holding the lock (no read inside), runs it after. */
+    private void runIfIdle() {
+        // an outer frame of this thread (write(int), read()) may still be inside: it runs it on leaving
+        if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
+        Runnable action;
+        try {
+            action = onIdle.getAndSet(null);
+        } finally {
+            lock.unlock();
+        }
+        if (action != null) action.run();
     }
 
     /** Wakes the reader if it sleeps; safe to call at any time from any thread. */

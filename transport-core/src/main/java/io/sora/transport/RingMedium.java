@@ -279,6 +279,15 @@ public interface RingMedium {
     }
 
     /**
+     * This end is closed and no thread of this process will read or write the rings again (its
+     * streams' reads and writes have left, and any later one fails before touching them): a medium may
+     * give their memory back once both ends said so. Called once, after {@link #close}, by the closing
+     * thread or by the last read or write to leave. The default: nothing.
+     */
+    default void ringsDone() {
+    }
+
+    /**
      * Releases the medium (control channel, mappings, registrations). Called once, after
      * {@link #publishFlags} with {@link #CLOSED}; the engines no longer touch the rings afterwards
      * except for threads still returning from a call, so memory a thread might still read must stay

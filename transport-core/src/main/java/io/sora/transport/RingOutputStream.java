@@ -57,6 +57,8 @@ public final class RingOutputStream extends OutputStream {
     /** The peer's consumer cursor as last read; only the lock holder touches it. */
     private long consumedCache;
     private final ReentrantLock lock = new ReentrantLock();
+    /** What {@link #whenIdle} left for the last write to leave; claimed (set to null) by whoever runs it. */
+    private final java.util.concurrent.atomic.AtomicReference<Runnable> onIdle = new java.util.concurrent.atomic.AtomicReference<>();
     private final byte[] single = new byte[1];
     /** My producer cursor into the peer's ring; only the lock holder touches it. */
     private long produced;
@@ -87,7 +89,7 @@ public final class RingOutputStream extends OutputStream {
             single[0] = (byte) b;
             write(single, 0, 1);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -170,7 +172,7 @@ public final class RingOutputStream extends OutputStream {
             return written;
         } finally {
             wait.end();
-            lock.unlock();
+            unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
@@ -263,7 +265,7 @@ public final class RingOutputStream extends OutputStream {
         try {
             if (!closed) medium.publishFlags(RingMedium.OUTPUT_SHUTDOWN);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -275,6 +277,35 @@ public final class RingOutputStream extends OutputStream {
     public void closeLocal() {
         closed = true;
         wake();
+    }
+
+    /**
+     * After {@link #closeLocal}: runs {@code action} once no write is in progress, so that none will touch
+     * the ring again (a later one fails before it does): now, on this thread, or when the write in progress
+     * leaves, on its thread (it was woken by the close). Runs it at most once.
+     */
+    void whenIdle(Runnable action) {
+        onIdle.set(action);
+        runIfIdle();
+    }
+
+    /** Releases the lock; the last write to leave a closed stream runs {@link #whenIdle}'s action. */
+    private void unlock() {
+        lock.unlock();
+        if (closed && onIdle.get() != null) runIfIdle();
+    }
+
+    /** Claims the idle action while holding the lock (no write inside), runs it after. */
+    private void runIfIdle() {
+        // an outer frame of this thread (write(int), read()) may still be inside: it runs it on leaving
+        if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
+        Runnable action;
+        try {
+            action = onIdle.getAndSet(null);
+        } finally {
+            lock.unlock();
+        }
+        if (action != null) action.run();
     }
 
     /** Wakes the writer if it sleeps; safe to call at any time from any thread. */

@@ -54,6 +54,9 @@ import java.util.Set;
  *    780     4  server CPU + 1               server, as a thread of it starts to wait (0: unknown)
  *    896     4  server reader waiting        server reader (set), client writer (cleared to wake)
  *   1024     4  client reader waiting        client reader (set), server writer (cleared to wake)
+ *   1152     4  ends done with the rings     each side adds 1 at its close, once none of its threads
+ *                                            can touch the rings again; the one that makes it 2 frees
+ *                                            the rings' pages (the header stays until the unmapping)
  *   4096     n  c2s ring
  * 4096+n     m  s2c ring
  * </pre>
@@ -84,6 +87,8 @@ final class Segment {
     /** The waiting words of the reader of each ring, each on a line of its own. */
     static final int OFF_C2S_READER_WAITING = 896;
     static final int OFF_S2C_READER_WAITING = 1024;
+    /** Ends done with the rings (0, 1, 2): see the layout. */
+    static final int OFF_RINGS_DONE = 1152;
     /** From a producer cursor: the waiting word of the writer that writes that cursor. */
     static final int WAITING = 8;
     /** Within a side's state line. */

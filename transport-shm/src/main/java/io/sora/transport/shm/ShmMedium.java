@@ -7,6 +7,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.Futex;
+import io.sora.transport.NativeFiles;
 import io.sora.transport.RingMedium;
 import io.sora.transport.VirtualThreads;
 import java.io.IOException;
@@ -473,6 +474,29 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             // nothing left to release
         }
         DoorbellLoop.get().wakeup();
+    }
+
+    /**
+     * The second end to be done with the rings frees their pages ({@link NativeFiles#removePages}: a
+     * hole punched in the segment's file), so a closed connection holds 4 KiB of shared memory (its
+     * header, which stray reads of the flags may still touch) instead of the whole segment until the
+     * garbage collector unmaps it. Measured 2026-11-24: 3,000 connections opened and closed one after
+     * another with 4 GiB heaps (no collection during the run) left 396 MB more in tmpfs ({@code Shmem} in
+     * {@code /proc/meminfo}); a container's {@code /dev/shm} of 64 MiB was full after about 480, and every
+     * later connection stayed on TCP until a collection. Neither end touches the rings after saying it is
+     * done, and the count is in the segment, so it frees them whichever end closes last. Without sora's
+     * native library the pages wait for the unmapping, as before.
+     */
+    @Override
+    public void ringsDone() {
+        if (channel == null) return; // the in-process warm-up's segments: not a file
+        if ((int) INTS.getAndAdd(buf, Segment.OFF_RINGS_DONE, 1) != 1) return;
+        if (!NativeFiles.isAvailable()) return;
+        int rc = NativeFiles.removePages(buf, Segment.HEADER_SIZE, (long) recvCapacity + sendCapacity);
+        if (rc != 0 && tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_SEGMENT_UNLINK, id, "shm", "rings' pages not freed (kept until the mapping is"
+                    + " garbage): " + NativeFiles.describe(rc), null);
+        }
     }
 
     /**
