@@ -25,15 +25,53 @@ public final class SoraLauncher {
 
     /** {@code -javaagent:sora-agent.jar[=options]}. */
     public static void premain(String args, Instrumentation inst) {
-        if (hasNothingToDoAtStartUp(args, System.getProperties())) {
-            startLate(args, inst);
-            return;
+        try {
+            if (refusedUnderSecurityManager()) return;
+            if (hasNothingToDoAtStartUp(args, System.getProperties())) {
+                startLate(args, inst);
+                return;
+            }
+            if (startsBesideMain(args, System.getProperties())
+                    && StartGate.begin(inst, () -> start(args, inst, false, false))) {
+                return;
+            }
+            start(args, inst, false, false);
+        } catch (Throwable t) {
+            // an exception out of premain is fatal: the JVM prints "processing of -javaagent failed" and exits
+            failed(t);
         }
-        if (startsBesideMain(args, System.getProperties())
-                && StartGate.begin(inst, () -> start(args, inst, false, false))) {
-            return;
+    }
+
+    /**
+     * True (and said on stderr) when a security manager is installed as the agent starts
+     * ({@code -Djava.security.manager}, JDK 17 to 23): sora then stays off. Its code, run in the
+     * application's threads, would need permissions the application's policy was not written to give
+     * (files in the shm directory, Unix-domain sockets, system properties, threads), and it takes none by
+     * privilege. Before 2026-11-24 the launcher's first look at the system properties threw
+     * {@code AccessControlException} out of {@code premain}, and the JVM exited with "FATAL ERROR in native
+     * method: processing of -javaagent failed": the application did not start at all. A security manager
+     * installed later, by the application, finds the agent running: each connection then stays on TCP with
+     * the denial as its traced reason (docs/troubleshooting.md).
+     */
+    @SuppressWarnings("removal")
+    private static boolean refusedUnderSecurityManager() {
+        if (System.getSecurityManager() == null) return false;
+        System.err.println("[sora] not started: a security manager is installed (-Djava.security.manager), and sora"
+                + " does not run under one; the application continues over TCP without sora (remove the security"
+                + " manager to use sora; the JDK deprecated it in 17 and disabled it in 24)");
+        return true;
+    }
+
+    /** A failure that would otherwise end the JVM or go unseen: said on stderr with its causes, once. */
+    private static void failed(Throwable t) {
+        Throwable cause = t instanceof java.lang.reflect.InvocationTargetException && t.getCause() != null ? t.getCause() : t;
+        StringBuilder why = new StringBuilder(String.valueOf(cause));
+        // an ExceptionInInitializerError says nothing by itself: its cause is the reason
+        for (Throwable c = cause.getCause(); c != null && why.length() < 1000; c = c.getCause()) why.append("; caused by ").append(c);
+        System.err.println("[sora] ERROR agent failed to start; the application continues over TCP: " + why);
+        if (Boolean.getBoolean("sora.debug")) {
+            cause.printStackTrace();
         }
-        start(args, inst, false, false);
     }
 
     /**
@@ -84,7 +122,12 @@ public final class SoraLauncher {
 
     /** Hot attach: {@code java -jar sora-agent.jar attach <pid>} or any attach tool. */
     public static void agentmain(String args, Instrumentation inst) {
-        start(args, inst, true, false);
+        try {
+            if (refusedUnderSecurityManager()) return;
+            start(args, inst, true, false);
+        } catch (Throwable t) {
+            failed(t);
+        }
     }
 
     /** {@code java -jar sora-agent.jar <command>}: the operator's command-line tool. */
@@ -118,11 +161,7 @@ public final class SoraLauncher {
             Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class, boolean.class);
             m.invoke(null, args, inst, attached, jar, late);
         } catch (Throwable t) {
-            Throwable cause = t instanceof java.lang.reflect.InvocationTargetException && t.getCause() != null ? t.getCause() : t;
-            System.err.println("[sora] ERROR agent failed to start; the application continues over TCP: " + cause);
-            if (Boolean.getBoolean("sora.debug")) {
-                cause.printStackTrace();
-            }
+            failed(t);
         }
     }
 
