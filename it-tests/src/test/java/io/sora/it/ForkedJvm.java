@@ -105,6 +105,12 @@ public final class ForkedJvm implements AutoCloseable {
                 mainClass, args);
     }
 
+    /** As {@link #start}, in network namespace {@code netns} ({@code ip netns exec NETNS java ...}; needs root). */
+    public static ForkedJvm startInNetworkNamespace(String netns, Path jdk, List<String> jvmArgs, String classpath,
+                                                    String mainClass, String... args) throws IOException {
+        return launch(List.of("ip", "netns", "exec", netns), jdk, jvmArgs, classpath, mainClass, args);
+    }
+
     /** {@code prefix jdk/bin/java jvmArgs -cp classpath mainClass args}, without JAVA_TOOL_OPTIONS. */
     private static ForkedJvm launch(List<String> prefix, Path jdk, List<String> jvmArgs, String classpath, String mainClass,
                                     String... args) throws IOException {

@@ -94,7 +94,7 @@ class OtherUserIT {
                 Reliability.cp(), "io.sora.it.apps.EchoPeer", "server", "" + port, "client")) {
             server.awaitLine("READY", 60_000);
             Path priv = shm.resolve("sora-root");
-            Path sock = priv.resolve("port-" + port + ".sock");
+            Path sock = Reliability.rendezvousSocket(priv, port);
             assertTrue(Files.exists(sock), "the server's rendezvous socket " + sock);
 
             String reply = rawHello(sock, port);

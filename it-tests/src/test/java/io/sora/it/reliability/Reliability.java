@@ -31,6 +31,16 @@ final class Reliability {
         return Files.writeString(dir.resolve(name), String.join("\n", lines) + "\n");
     }
 
+    /**
+     * The rendezvous socket a sora listener for {@code port} has in {@code priv} (its {@code sora-<user>}
+     * directory), as docs/shm.md names it: {@code port-<port>.net<network namespace>.sock}, the namespace
+     * this test JVM's children share with it ({@code /proc/self/ns/net}).
+     */
+    static Path rendezvousSocket(Path priv, int port) throws IOException {
+        String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString(); // net:[4026531840]
+        return priv.resolve("port-" + port + ".net" + ns.substring(ns.indexOf('[') + 1, ns.indexOf(']')) + ".sock");
+    }
+
     /** Rules that pair every loopback connection of a JVM on shm, both as client and as server. */
     static Path loopbackConf(Path dir) throws IOException {
         return conf(dir, "loopback.conf", "shm accept 127.0.0.1 * 127.0.0.1 wait=2s", "shm connect 127.0.0.1 * wait=2s");

@@ -108,7 +108,7 @@ class SetupFallbackIT {
         Path ct = tmp.resolve("client.trace");
         List<SocketChannel> held = new ArrayList<>();
         try (ServerSocketChannel mute = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            mute.bind(UnixDomainSocketAddress.of(priv.resolve("port-" + port + ".sock")));
+            mute.bind(UnixDomainSocketAddress.of(Reliability.rendezvousSocket(priv, port)));
             CompletableFuture<Void> acceptor = CompletableFuture.runAsync(() -> {
                 try {
                     held.add(mute.accept()); // read nothing, answer nothing, keep it open

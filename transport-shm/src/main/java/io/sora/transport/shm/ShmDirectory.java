@@ -15,7 +15,7 @@ import java.util.Set;
 
 /**
  * The private per-user directory {@code <dir>/sora-<user>} (mode 0700) holding the rendezvous
- * sockets {@code port-<port>.sock} and the short-lived segment files {@code seg-<pid>-<random>}.
+ * sockets {@code port-<port>.net<netns>.sock} and the short-lived segment files {@code seg-<pid>-<random>}.
  *
  * <p>A directory that exists but is a symbolic link, not a directory, owned by someone else or open
  * to group or others is refused: in a world-writable parent like {@code /dev/shm} another user could
@@ -133,8 +133,41 @@ final class ShmDirectory {
 
     private static volatile String currentUser;
 
+    /**
+     * The rendezvous socket of a listener for {@code port} in this process's network namespace:
+     * {@code port-<port>.net<namespace inode>.sock} ({@code port-<port>.sock} where {@code /proc} does not
+     * name the namespace). A port is a port of one network namespace: two containers that share this
+     * directory (a shared {@code /dev/shm} or {@code -Dsora.shm.dir} volume) but not their network each
+     * have their own 127.0.0.1:8080. With one name per port, a client connecting to its own namespace's
+     * server announced itself to the other namespace's listener, which offered and took its COMMIT, and the
+     * client wrote its request into a ring that no accept would ever claim, while its own server waited on
+     * TCP: both hung (2026-11-24, two network namespaces made with {@code ip netns}); and the second
+     * namespace's server could not listen at all.
+     */
     Path socketPath(int port) {
-        return path.resolve("port-" + port + ".sock");
+        return path.resolve(socketName(port));
+    }
+
+    /** The file name of {@link #socketPath}. */
+    static String socketName(int port) {
+        return NETNS.isEmpty() ? "port-" + port + ".sock" : "port-" + port + ".net" + NETNS + ".sock";
+    }
+
+    /** This process's network namespace as the kernel numbers it ({@code /proc/self/ns/net}), or "" if unknown. */
+    static final String NETNS = networkNamespace(Path.of("/proc/self/ns/net"));
+
+    /** The number in the {@code net:[4026531840]} link at {@code link}; "" when there is none to read. */
+    static String networkNamespace(Path link) {
+        try {
+            String target = Files.readSymbolicLink(link).toString();
+            if (target.startsWith("net:[") && target.endsWith("]")) {
+                String n = target.substring(5, target.length() - 1);
+                if (!n.isEmpty() && n.chars().allMatch(Character::isDigit)) return n;
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc, or not Linux: one name per port, as before
+        }
+        return "";
     }
 
     /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
@@ -166,7 +199,7 @@ final class ShmDirectory {
     }
 
     /**
-     * Deletes {@code port-<n>.sock} rendezvous files no process listens on any more (a JVM killed, or
+     * Deletes {@code port-<n>[.net<netns>].sock} rendezvous files no process listens on any more (a JVM killed, or
      * one that exited while a listener was being set up): a connect to them is refused. A live
      * listener just sees a connection close without a word, which it ignores. Returns how many were removed.
      */

@@ -65,6 +65,11 @@ public final class ShmTransport implements Transport {
         return dir.path();
     }
 
+    /** Where a listener for {@code port} in this process's network namespace has its rendezvous socket. */
+    public Path rendezvousSocket(int port) {
+        return dir.socketPath(port);
+    }
+
     /**
      * Called once by the agent at start-up: traces {@code initshm} entry and exit (rc 0 when the
      * transport can be used, -1 with the cause otherwise) and returns whether it is available.
@@ -128,7 +133,7 @@ public final class ShmTransport implements Transport {
 
     /**
      * Starts the rendezvous for a server socket bound to {@code bound}: socket
-     * {@code <dir>/sora-<user>/port-<port>.sock}. Removes segment files left by dead processes first.
+     * {@code <dir>/sora-<user>/port-<port>.net<netns>.sock}. Removes segment files left by dead processes first.
      *
      * @throws IOException when the directory is unusable or another live listener holds the port's
      *                     socket (the message names the path); serve that server over TCP then

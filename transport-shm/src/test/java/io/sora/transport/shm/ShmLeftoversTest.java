@@ -24,11 +24,11 @@ class ShmLeftoversTest {
         ShmTransport t = new ShmTransport(ShmSettings.forDirectory(tmp), Tracer.OFF);
         assertTrue(t.initialize());
         Path dir = t.directory();
-        Path stale = dir.resolve("port-1.sock");
+        Path stale = dir.resolve("port-1.sock"); // the name before network namespaces were in it: swept too
         try (ServerSocketChannel gone = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             gone.bind(UnixDomainSocketAddress.of(stale)); // closing leaves the file behind, as a killed JVM does
         }
-        Path live = dir.resolve("port-2.sock");
+        Path live = dir.resolve(ShmDirectory.socketName(2)); // named for this network namespace, as listeners are
         Process dead = new ProcessBuilder("true").start();
         assertTrue(dead.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
         Path deadSegment = Files.createFile(dir.resolve("seg-" + dead.pid() + "-00ff"));

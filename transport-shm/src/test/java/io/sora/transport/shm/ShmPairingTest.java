@@ -54,7 +54,7 @@ class ShmPairingTest {
 
     static SocketChannel rendezvous(ShmTransport t, int port) throws IOException {
         SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-        ch.connect(UnixDomainSocketAddress.of(t.directory().resolve("port-" + port + ".sock")));
+        ch.connect(UnixDomainSocketAddress.of(t.directory().resolve(ShmDirectory.socketName(port))));
         return ch;
     }
 
@@ -70,7 +70,7 @@ class ShmPairingTest {
         ConnectionKey key = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40000), new InetSocketAddress("127.0.0.1", 1));
         PairingResult r = t.connect(key, PairingOptions.DEFAULT, new TestHooks());
         PairingResult.Fallback f = assertInstanceOf(PairingResult.Fallback.class, r);
-        assertEquals("no sora listener at " + t.directory().resolve("port-1.sock"), f.reason());
+        assertEquals("no sora listener at " + t.directory().resolve(ShmDirectory.socketName(1)), f.reason());
     }
 
     @Test
@@ -145,7 +145,7 @@ class ShmPairingTest {
         ShmTransport t = new ShmTransport(new ShmSettings(tmp, 0), new RecordingTracer());
         assertTrue(t.initialize());
         int port = 45678;
-        Path sock = t.directory().resolve("port-" + port + ".sock");
+        Path sock = t.directory().resolve(ShmDirectory.socketName(port));
         try (ServerSocketChannel fake = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             fake.bind(UnixDomainSocketAddress.of(sock));
             CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
@@ -179,7 +179,7 @@ class ShmPairingTest {
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
             int port = fx.serverSocket.getLocalPort();
             assertEquals("rw-------", PosixFilePermissions.toString(
-                    Files.getPosixFilePermissions(dir.resolve("port-" + port + ".sock"))));
+                    Files.getPosixFilePermissions(dir.resolve(ShmDirectory.socketName(port)))));
             Socket[] t = fx.tcp();
             try (SocketChannel ch = rendezvous(fx.transport, port)) {
                 ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
@@ -236,13 +236,13 @@ class ShmPairingTest {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
             IOException e = assertThrows(IOException.class, () -> fx.transport.listen(bound, k -> new AcceptPolicy.Refuse("x")));
-            assertTrue(e.getMessage().contains(fx.transport.directory().resolve("port-" + bound.getPort() + ".sock").toString()),
+            assertTrue(e.getMessage().contains(fx.transport.directory().resolve(ShmDirectory.socketName(bound.getPort())).toString()),
                     e.getMessage());
         }
         // A socket file left by a dead JVM: bound once, closed, file still there.
         ShmTransport t = new ShmTransport(new ShmSettings(tmp, 0), new RecordingTracer());
         try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-            Path sock = t.directory().resolve("port-" + ss.getLocalPort() + ".sock");
+            Path sock = t.directory().resolve(ShmDirectory.socketName(ss.getLocalPort()));
             try (ServerSocketChannel old = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
                 old.bind(UnixDomainSocketAddress.of(sock));
             }
@@ -286,7 +286,7 @@ class ShmPairingTest {
             assertEquals("Connection reset by peer",
                     assertThrows(IOException.class, () -> conn.outputStream().write(new byte[1])).getMessage());
         }
-        assertFalse(Files.exists(fx.transport.directory().resolve("port-" + fx.serverSocket.getLocalPort() + ".sock")));
+        assertFalse(Files.exists(fx.transport.directory().resolve(ShmDirectory.socketName(fx.serverSocket.getLocalPort()))));
     }
 
     @Test

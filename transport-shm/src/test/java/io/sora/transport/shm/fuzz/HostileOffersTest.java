@@ -72,7 +72,7 @@ class HostileOffersTest {
 
     /** Runs a fake listener on {@code port} that answers the HELLO with {@code offer}; returns the client's result and what the fake saw after. */
     private String[] offerTo(int port, byte[] offer) throws Exception {
-        Path sock = dir.resolve("port-" + port + ".sock");
+        Path sock = transport.rendezvousSocket(port);
         try (ServerSocketChannel fake = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             fake.bind(UnixDomainSocketAddress.of(sock));
             CompletableFuture<String> seen = CompletableFuture.supplyAsync(() -> {
@@ -116,7 +116,7 @@ class HostileOffersTest {
             ServerBinding b = transport.listen((InetSocketAddress) ss.getLocalSocketAddress(),
                     k -> new AcceptPolicy.Allow(new PairingOptions(RING, RING, Duration.ofSeconds(5))));
             try (Socket c = new Socket(ss.getInetAddress(), ss.getLocalPort()); Socket s = ss.accept();
-                 SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("port-" + ss.getLocalPort() + ".sock")))) {
+                 SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(transport.rendezvousSocket(ss.getLocalPort())))) {
                 ch.write(ByteBuffer.wrap(Frames.hello((InetSocketAddress) c.getLocalSocketAddress(),
                         (InetSocketAddress) c.getRemoteSocketAddress(), RING)));
                 Frames.Frame offer = Frames.read(ch);

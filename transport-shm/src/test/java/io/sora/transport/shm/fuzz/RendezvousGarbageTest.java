@@ -54,7 +54,7 @@ class RendezvousGarbageTest {
         try (ServerSocket ss = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             ServerBinding b = t.listen((InetSocketAddress) ss.getLocalSocketAddress(), k -> new AcceptPolicy.Allow(opts));
             try {
-                Path sock = t.directory().resolve("port-" + ss.getLocalPort() + ".sock");
+                Path sock = t.rendezvousSocket(ss.getLocalPort());
                 long fdsBefore = openFds();
                 MutationalFuzzer fuzzer = new MutationalFuzzer(WireFuzzTest.seeds(), List.of("SORA", "\u0001", "\u0004"),
                         MutationalFuzzer.seedFromProperty(), 5000);

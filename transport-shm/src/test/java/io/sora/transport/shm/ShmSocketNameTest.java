@@ -1,0 +1,34 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The rendezvous socket's name carries the network namespace (see {@link ShmDirectory#socketPath}). */
+class ShmSocketNameTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void theNamespaceIsTheNumberInTheLink() throws Exception {
+        assertEquals("4026531840", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("a"), Path.of("net:[4026531840]"))));
+        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("b"), Path.of("mnt:[4026531840]"))));
+        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("c"), Path.of("net:[]"))));
+        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("d"), Path.of("net:[12x]"))));
+        assertEquals("", ShmDirectory.networkNamespace(tmp.resolve("missing")));
+        assertEquals("", ShmDirectory.networkNamespace(Files.createFile(tmp.resolve("not-a-link"))));
+    }
+
+    @Test
+    void thisProcessesSocketsAreNamedForItsNamespace() throws Exception {
+        String link = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+        String ns = link.substring(link.indexOf('[') + 1, link.indexOf(']'));
+        assertEquals(ns, ShmDirectory.NETNS);
+        assertEquals("port-8080.net" + ns + ".sock", ShmDirectory.socketName(8080));
+        assertTrue(ShmDirectory.socketName(8080).length() < 40, "short: a Unix socket path has 107 bytes in all");
+    }
+}
