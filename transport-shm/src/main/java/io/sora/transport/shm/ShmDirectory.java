@@ -105,8 +105,18 @@ final class ShmDirectory {
                     + ", expected rwx------");
         }
         if (!Files.isWritable(path)) throw new IOException(path + " is not writable");
+        int longest = socketPath(65535).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (longest > MAX_SOCKET_PATH) {
+            // bind and connect would fail at every listen with only "Unix domain path too long"
+            throw new IOException("shm directory " + path + " is too long for its rendezvous sockets: "
+                    + socketPath(65535).getFileName() + " in it takes " + longest + " bytes, a Unix-domain socket at most "
+                    + MAX_SOCKET_PATH + " (set a shorter -Dsora.shm.dir)");
+        }
         return path;
     }
+
+    /** The longest path a Unix-domain socket takes on Linux ({@code sun_path} is 108 bytes with its NUL). */
+    static final int MAX_SOCKET_PATH = 107;
 
     /**
      * The name of the user this process runs as, in the same form as file owners and

@@ -1,6 +1,7 @@
 package io.sora.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -21,6 +22,18 @@ class ShmSocketNameTest {
         assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("d"), Path.of("net:[12x]"))));
         assertEquals("", ShmDirectory.networkNamespace(tmp.resolve("missing")));
         assertEquals("", ShmDirectory.networkNamespace(Files.createFile(tmp.resolve("not-a-link"))));
+    }
+
+    @Test
+    void aDirectoryTooLongForItsSocketsMakesShmUnavailableWithTheReason() throws Exception {
+        Path fits = Files.createDirectory(tmp.resolve("ok"));
+        assertTrue(new ShmTransport(ShmSettings.forDirectory(fits), io.sora.trace.Tracer.OFF).initialize());
+        Path tooLong = Files.createDirectory(tmp.resolve("d".repeat(120)));
+        ShmTransport t = new ShmTransport(ShmSettings.forDirectory(tooLong), io.sora.trace.Tracer.OFF);
+        assertFalse(t.initialize());
+        String why = t.availability().unavailabilityCause().map(Throwable::getMessage).orElse("");
+        assertTrue(why.contains("is too long for its rendezvous sockets") && why.contains("a Unix-domain socket at most 107")
+                && why.contains("set a shorter -Dsora.shm.dir"), why);
     }
 
     @Test
