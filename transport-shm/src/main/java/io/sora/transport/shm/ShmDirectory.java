@@ -168,38 +168,60 @@ final class ShmDirectory {
 
     /** The number in the {@code net:[4026531840]} link at {@code link}; "" when there is none to read. */
     static String networkNamespace(Path link) {
+        return namespace(link, "net");
+    }
+
+    /**
+     * This process's PID namespace ({@code /proc/self/ns/pid}), or "" if unknown: segment files carry it
+     * beside the pid, so that a sweep judges only files of processes it can see.
+     */
+    static final String PIDNS = namespace(Path.of("/proc/self/ns/pid"), "pid");
+
+    /** The number in the {@code <kind>:[N]} link at {@code link}; "" when there is none to read. */
+    static String namespace(Path link, String kind) {
         try {
             String target = Files.readSymbolicLink(link).toString();
-            if (target.startsWith("net:[") && target.endsWith("]")) {
-                String n = target.substring(5, target.length() - 1);
+            if (target.startsWith(kind + ":[") && target.endsWith("]")) {
+                String n = target.substring(kind.length() + 2, target.length() - 1);
                 if (!n.isEmpty() && n.chars().allMatch(Character::isDigit)) return n;
             }
         } catch (IOException | RuntimeException e) {
-            // no /proc, or not Linux: one name per port, as before
+            // no /proc, or not Linux: names without the namespace, as before
         }
         return "";
     }
 
     /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
     Path newSegmentPath() {
-        return path.resolve("seg-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+        return path.resolve("seg-" + owner() + "-" + HexFormat.of().formatHex(randomBytes(8)));
     }
 
     /** A fresh name for a listener's spare segment (made ahead of its offer, renamed by it). */
     Path newSparePath() {
-        return path.resolve("spare-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+        return path.resolve("spare-" + owner() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+    }
+
+    /** {@code <pid>.<pid namespace>} ({@code <pid>} where the namespace is unknown): who made a segment file. */
+    private static String owner() {
+        long pid = ProcessHandle.current().pid();
+        return PIDNS.isEmpty() ? Long.toString(pid) : pid + "." + PIDNS;
     }
 
     /**
-     * Deletes {@code seg-<pid>-*} and {@code spare-<pid>-*} files whose process is gone (a kill -9
-     * between creating a segment and unlinking it). Returns how many were removed.
+     * Deletes {@code seg-<pid>.<pidns>-*} and {@code spare-<pid>.<pidns>-*} files whose process is gone (a
+     * kill -9 between creating a segment and unlinking it). Returns how many were removed. Only files of
+     * this PID namespace (or of none: names made before the namespace was in them) are judged: a pid of
+     * another namespace (another container sharing the directory) says nothing here, and sweeping by it
+     * deleted that container's live spare segments, whose next offers then failed (TCP).
      */
     int removeStaleSegments() throws IOException {
         int removed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "{seg,spare}-*")) {
             for (Path f : files) {
-                long pid = pidOf(f.getFileName().toString());
-                if (pid > 0 && !Files.exists(Path.of("/proc", Long.toString(pid)))
+                String name = f.getFileName().toString();
+                long pid = pidOf(name);
+                String ns = pidNamespaceOf(name);
+                if (pid > 0 && (ns.isEmpty() || ns.equals(PIDNS)) && !Files.exists(Path.of("/proc", Long.toString(pid)))
                         && ProcessHandle.of(pid).isEmpty() && Files.deleteIfExists(f)) {
                     removed++;
                 }
@@ -232,16 +254,30 @@ final class ShmDirectory {
         return removed;
     }
 
-    /** The pid in {@code seg-<pid>-<random>}, or -1 when the name does not have that form. */
+    /** The pid in {@code seg-<pid>[.<pidns>]-<random>}, or -1 when the name does not have that form. */
     static long pidOf(String name) {
-        int from = name.startsWith("seg-") ? 4 : name.startsWith("spare-") ? 6 : -1;
-        int dash = from < 0 ? -1 : name.indexOf('-', from);
-        if (dash < 0) return -1;
+        String owner = ownerOf(name);
+        if (owner == null) return -1;
+        int dot = owner.indexOf('.');
         try {
-            return Long.parseLong(name.substring(from, dash));
+            return Long.parseLong(dot < 0 ? owner : owner.substring(0, dot));
         } catch (NumberFormatException e) {
             return -1;
         }
+    }
+
+    /** The PID namespace in {@code seg-<pid>.<pidns>-<random>}; "" when the name carries none. */
+    static String pidNamespaceOf(String name) {
+        String owner = ownerOf(name);
+        int dot = owner == null ? -1 : owner.indexOf('.');
+        return dot < 0 ? "" : owner.substring(dot + 1);
+    }
+
+    /** The part between the prefix and the next dash of a segment file's name; null if none. */
+    private static String ownerOf(String name) {
+        int from = name.startsWith("seg-") ? 4 : name.startsWith("spare-") ? 6 : -1;
+        int dash = from < 0 ? -1 : name.indexOf('-', from);
+        return dash < 0 ? null : name.substring(from, dash);
     }
 
     @Override

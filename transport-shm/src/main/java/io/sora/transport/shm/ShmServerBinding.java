@@ -156,12 +156,18 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             int s2c = Segment.ringSize(link.hello.receiveRing());
             Spare ready = takeSpare(c2s, s2c);
             Path path = dir.newSegmentPath();
-            byte[] secret;
-            Segment seg;
+            byte[] secret = null;
+            Segment seg = null;
             if (ready != null) {
-                secret = ready.secret;
-                seg = ready.segment.renamed(path);
-            } else {
+                try {
+                    seg = ready.segment.renamed(path);
+                    secret = ready.secret;
+                } catch (IOException gone) {
+                    // its file was removed under it (by hand, or a sweep that took it for a dead process's):
+                    // this offer makes its own instead of failing the connection
+                }
+            }
+            if (seg == null) {
                 secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
                 seg = Segment.create(path, c2s, s2c, secret);
             }

@@ -31,13 +31,21 @@ class ShmLeftoversTest {
         Path live = dir.resolve(ShmDirectory.socketName(2)); // named for this network namespace, as listeners are
         Process dead = new ProcessBuilder("true").start();
         assertTrue(dead.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
-        Path deadSegment = Files.createFile(dir.resolve("seg-" + dead.pid() + "-00ff"));
+        Path deadSegment = Files.createFile(dir.resolve("seg-" + dead.pid() + "-00ff")); // a name without the namespace
+        Path deadHere = Files.createFile(dir.resolve("spare-" + dead.pid() + "." + ShmDirectory.PIDNS + "-00fe"));
+        // a process of another PID namespace (another container sharing the directory): its pid means
+        // nothing here, whether or not this namespace has a process with that number
+        Path elsewhere = Files.createFile(dir.resolve("spare-" + dead.pid() + ".1-00fd"));
+        Path elsewhereLive = Files.createFile(dir.resolve("seg-" + ProcessHandle.current().pid() + ".1-00fc"));
         try (ServerSocketChannel listening = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             listening.bind(UnixDomainSocketAddress.of(live));
             assertTrue(Files.exists(stale));
-            assertEquals(2, t.removeLeftovers());
+            assertEquals(3, t.removeLeftovers());
             assertFalse(Files.exists(stale), "nobody listens there");
             assertFalse(Files.exists(deadSegment), "its process is gone");
+            assertFalse(Files.exists(deadHere), "its process is gone, in this PID namespace");
+            assertTrue(Files.exists(elsewhere), "another PID namespace's file is not judged by its pid");
+            assertTrue(Files.exists(elsewhereLive), "nor one whose pid happens to be alive here");
             assertTrue(Files.exists(live), "a live listener keeps its socket");
             assertEquals(0, t.removeLeftovers());
         }
