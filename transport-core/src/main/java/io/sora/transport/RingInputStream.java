@@ -64,8 +64,8 @@ public final class RingInputStream extends InputStream {
     /** The consumer cursor last published to the peer; guarded by {@code lock}. */
     private long published;
     private final ReentrantLock lock = new ReentrantLock();
-    /** What {@link #whenIdle} left for the last read to leave; claimed (set to null) by whoever runs it. */
-    private final java.util.concurrent.atomic.AtomicReference<Runnable> onIdle = new java.util.concurrent.atomic.AtomicReference<>();
+    /** What {@link #whenIdle} left for the last read to leave. */
+    private final IdleAction onIdle = new IdleAction();
     private final byte[] single = new byte[1];
     /** My consumer cursor; written by the lock holder (release), read by {@link #available()}. */
     private long consumed;
@@ -332,27 +332,13 @@ public final class RingInputStream extends InputStream {
      * leaves, on its thread (it was woken by the close). Runs it at most once.
      */
     void whenIdle(Runnable action) {
-        onIdle.set(action);
-        runIfIdle();
+        onIdle.set(action, lock);
     }
 
     /** Releases the lock; the last read to leave a closed stream runs {@link #whenIdle}'s action. */
     private void unlock() {
         lock.unlock();
-        if (closed && onIdle.get() != null) runIfIdle();
-    }
-
-    /** Claims the idle action while holding the lock (no read inside), runs it after. */
-    private void runIfIdle() {
-        // an outer frame of this thread (write(int), read()) may still be inside: it runs it on leaving
-        if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
-        Runnable action;
-        try {
-            action = onIdle.getAndSet(null);
-        } finally {
-            lock.unlock();
-        }
-        if (action != null) action.run();
+        if (closed && onIdle.isPending()) onIdle.runIfIdle(lock);
     }
 
     /** Wakes the reader if it sleeps; safe to call at any time from any thread. */

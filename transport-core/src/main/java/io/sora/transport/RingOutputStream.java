@@ -57,8 +57,8 @@ public final class RingOutputStream extends OutputStream {
     /** The peer's consumer cursor as last read; only the lock holder touches it. */
     private long consumedCache;
     private final ReentrantLock lock = new ReentrantLock();
-    /** What {@link #whenIdle} left for the last write to leave; claimed (set to null) by whoever runs it. */
-    private final java.util.concurrent.atomic.AtomicReference<Runnable> onIdle = new java.util.concurrent.atomic.AtomicReference<>();
+    /** What {@link #whenIdle} left for the last write to leave. */
+    private final IdleAction onIdle = new IdleAction();
     private final byte[] single = new byte[1];
     /** My producer cursor into the peer's ring; only the lock holder touches it. */
     private long produced;
@@ -285,27 +285,13 @@ public final class RingOutputStream extends OutputStream {
      * leaves, on its thread (it was woken by the close). Runs it at most once.
      */
     void whenIdle(Runnable action) {
-        onIdle.set(action);
-        runIfIdle();
+        onIdle.set(action, lock);
     }
 
     /** Releases the lock; the last write to leave a closed stream runs {@link #whenIdle}'s action. */
     private void unlock() {
         lock.unlock();
-        if (closed && onIdle.get() != null) runIfIdle();
-    }
-
-    /** Claims the idle action while holding the lock (no write inside), runs it after. */
-    private void runIfIdle() {
-        // an outer frame of this thread (write(int), read()) may still be inside: it runs it on leaving
-        if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
-        Runnable action;
-        try {
-            action = onIdle.getAndSet(null);
-        } finally {
-            lock.unlock();
-        }
-        if (action != null) action.run();
+        if (closed && onIdle.isPending()) onIdle.runIfIdle(lock);
     }
 
     /** Wakes the writer if it sleeps; safe to call at any time from any thread. */

@@ -1,0 +1,36 @@
+package io.sora.transport;
+
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * What a ring stream's close leaves for the last read or write to leave (the close never waits for
+ * them): run once, by whichever thread finds the stream's lock free after the close, so that it runs
+ * when no read or write can touch the ring any more (a later one fails before it does).
+ */
+final class IdleAction {
+    private final AtomicReference<Runnable> pending = new AtomicReference<>();
+
+    /** Leaves {@code action} and runs it now if the lock is free. */
+    void set(Runnable action, ReentrantLock lock) {
+        pending.set(action);
+        runIfIdle(lock);
+    }
+
+    boolean isPending() {
+        return pending.get() != null;
+    }
+
+    /** Claims the action while holding the lock (nobody inside), runs it after. */
+    void runIfIdle(ReentrantLock lock) {
+        // an outer frame of this thread (write(int), read()) may still be inside: it runs it on leaving
+        if (lock.isHeldByCurrentThread() || !lock.tryLock()) return;
+        Runnable action;
+        try {
+            action = pending.getAndSet(null);
+        } finally {
+            lock.unlock();
+        }
+        if (action != null) action.run();
+    }
+}
