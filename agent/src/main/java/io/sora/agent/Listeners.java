@@ -29,9 +29,11 @@ final class Listeners {
     /**
      * The fast-path listeners of one server socket (possibly none: a transport unavailable, a listener
      * failed), kept so that accept() records each connection's TCP decision with its reason;
-     * {@code adopted} when bound before a hot attach.
+     * {@code failures}: why a transport's listener could not start, for those reasons; {@code adopted}
+     * when bound before a hot attach.
      */
-    record Server(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, boolean adopted) {
+    record Server(InetSocketAddress bound, Map<Provider, ServerBinding> bindings, Map<Provider, String> failures,
+                  boolean adopted) {
         void close() {
             bindings.values().forEach(ServerBinding::close);
         }
@@ -111,6 +113,7 @@ final class Listeners {
     Server listen(InetSocketAddress bound, AcceptGate gate) {
         boolean adopt = gate != null;
         Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
+        Map<Provider, String> failures = new EnumMap<>(Provider.class);
         for (Map.Entry<Provider, Transport> e : transports.entrySet()) {
             if (!acceptRuleMayMatch(e.getKey(), bound)) continue;
             if (e.getKey() == Provider.SHM) PathWarmup.begin(); // a shm client may come: warm up now
@@ -121,6 +124,7 @@ final class Listeners {
                     tracer.event(Hook.LISTEN, 0, e.getKey().keyword(), null, "bound=" + bound + (adopt ? " (bound before attach)" : ""));
                 }
             } catch (IOException | RuntimeException ex) {
+                failures.put(e.getKey(), String.valueOf(ex.getMessage()));
                 if (tracer.isOn(Category.NET)) {
                     tracer.event(Hook.LISTEN, 0, "tcp", e.getKey().keyword() + " listener failed: " + ex.getMessage(), "bound=" + bound);
                 }
@@ -129,7 +133,7 @@ final class Listeners {
         if (bindings.isEmpty() && !anyAcceptRuleMayMatch(bound)) {
             return null;
         }
-        return new Server(bound, bindings, adopt);
+        return new Server(bound, bindings, failures, adopt);
     }
 
     private boolean anyAcceptRuleMayMatch(InetSocketAddress bound) {

@@ -72,7 +72,11 @@ final class ServerDecisions {
         try {
             PairingResult result = recorder.pair(Side.SERVER, key, rule, () -> {
                 if (binding == null) {
-                    return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server());
+                    // the listener's own failure, when it had one (the trace's listen event has it too, but
+                    // a path's reason is what status and verify show)
+                    String failed = server.failures().get(rule.provider());
+                    return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server()
+                            + (failed == null ? "" : ": it failed to start: " + failed));
                 }
                 PathWarmup.applicationPairing();
                 PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),

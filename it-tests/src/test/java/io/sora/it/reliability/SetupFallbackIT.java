@@ -126,6 +126,41 @@ class SetupFallbackIT {
         }
     }
 
+    /**
+     * A server whose shm listener cannot start (its rendezvous socket is taken: here by a stand-in that
+     * never answers) serves its connections on TCP, and each one's reason says why the listener is not
+     * running, not only that it is not (status and verify show a path's reason; the listen failure was
+     * only in the trace's listen event).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void aServerWhoseListenerCouldNotStartSaysWhyInEachReason(Path jdk) throws Exception {
+        int port = Reliability.freePort();
+        Path priv = Files.createDirectory(tmp.resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_")),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path sock = Reliability.rendezvousSocket(priv, port);
+        Path st = tmp.resolve("server.trace");
+        List<SocketChannel> held = new ArrayList<>();
+        try (ServerSocketChannel taken = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            taken.bind(UnixDomainSocketAddress.of(sock));
+            CompletableFuture<Void> acceptor = CompletableFuture.runAsync(() -> {
+                try {
+                    for (;;) held.add(taken.accept()); // the server's liveness probe, then the client's knock
+                } catch (IOException e) {
+                    // closed at the end of the test
+                }
+            });
+            String[] paths = echo(jdk, port, Reliability.agent(serverConf(port, "127.0.0.1"), tmp, st),
+                    Reliability.agent(clientConf(port, 300), tmp, null));
+            assertEquals("tcp tcp", paths[0] + " " + paths[1]);
+            assertTcpBecause(st, "shm listener not running for /127.0.0.1:" + port + ": it failed to start: another sora shm listener is live at " + sock);
+            taken.close();
+            acceptor.join();
+        } finally {
+            for (SocketChannel ch : held) ch.close();
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource(ForkedJvm.JDKS)
     void aClientOutsideTheAcceptListGetsTcp(Path jdk) throws Exception {
