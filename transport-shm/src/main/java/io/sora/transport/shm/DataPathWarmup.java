@@ -15,9 +15,7 @@ import java.nio.file.Path;
  * first messages do not pay for it cold. Both ends of one connection sit on one segment in this
  * thread: messages of a few sizes go out and back {@code rounds} times, and the sleep announcements
  * and wake-ups are exercised once, without sleeping; then an eighth as many round trips with the
- * echo on a second thread, so that reads and writes really wait (see {@link #pingPong}). Early in the
- * single-threaded rounds, three short bursts of those and three short connections that end
- * ({@link #endOfStream}) put waiting and ending into the profile the stream methods are compiled with. That links every var-handle access mode the
+ * echo on a second thread, so that reads and writes really wait (see {@link #pingPong}). That links every var-handle access mode the
  * path uses (each costs about a millisecond the first time, in the application's thread otherwise)
  * and gets the stream and medium methods compiled: measured here, the JSOR sample's first ten round
  * trips from a cold JVM took ~2.6 ms each without it.
@@ -93,19 +91,8 @@ final class DataPathWarmup {
                     }
                     a.inputStream().available();
                 }
-                if (i == 256 || i == 768 || i == 1536) {
-                    // While the stream methods are profiled (compiled by C1 after a few hundred calls) and
-                    // before C2 compiles them (after some thousands): reads that wait, and streams that
-                    // end. Their branches were missing from the profile C2 compiled with, so it made them
-                    // traps: the echo's first waiting read deoptimised read() here, after its compilation,
-                    // and it was compiled again only during the application's first messages (220 ms of C2
-                    // time in the nio field row's server); the first connection to end did the same to
-                    // read() and readable() (-Xlog:deoptimization on JDK 25, 2026-11-24)
-                    pingPong(a, b, msg, got, 0, BURST_ROUNDS, channels);
-                    endOfStream(settings, hooks, msg, got, channels);
-                }
             }
-            pingPong(a, b, msg, got, 0, Math.max(1, rounds / 8), channels);
+            pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels);
             a.close();
             b.close();
             return true;
@@ -126,13 +113,13 @@ final class DataPathWarmup {
      * profiled here. Without it the compiled stream methods had never seen a read wait, and the
      * application's first waits deoptimised and recompiled them on its time.
      */
-    private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int from, int to,
+    private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds,
                                  boolean channels) throws IOException {
         Thread echo = new Thread(() -> {
             byte[] buf = new byte[msg.length];
             java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
             try {
-                for (int i = from; i < to; i++) {
+                for (int i = 0; i < rounds; i++) {
                     int n = (i & 1) == 0 ? 64 : 4096;
                     if (!channels || (i & 2) == 0) {
                         readFully(b.inputStream(), buf, n);
@@ -156,7 +143,7 @@ final class DataPathWarmup {
         echo.setDaemon(true);
         echo.start();
         try {
-            for (int i = from; i < to; i++) {
+            for (int i = 0; i < rounds; i++) {
                 int n = (i & 1) == 0 ? 64 : 4096;
                 a.outputStream().write(msg, 0, n);
                 readFully(a.inputStream(), got, n);
@@ -171,40 +158,6 @@ final class DataPathWarmup {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /** Round trips of each early {@link #pingPong}: one cycle of {@link #answerLate}'s phases. */
-    static final int BURST_ROUNDS = 128;
-
-    /**
-     * A short connection of its own (a segment in memory: no file) that ends as applications' do: one
-     * side shuts its output, and the other reads the bytes, then the end, through the stream and (in a
-     * JVM of channels) the channel entry points; then that side closes and the first reads its end too.
-     */
-    private static void endOfStream(ShmSettings settings, SocketHooks hooks, byte[] msg, byte[] got, boolean channels)
-            throws IOException {
-        Segment seg = Segment.inMemory(1 << 12, 1 << 12);
-        ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-        ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-        RingConnection a = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
-        RingConnection b = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
-        try {
-            a.outputStream().write(msg, 0, 64);
-            a.shutdownOutput();
-            readFully(b.inputStream(), got, 64);
-            RingInputStream in = b.inputStream();
-            if (in.read(got, 0, 64) != -1 || in.read(got, 0, 64) != -1) throw new IOException("warm-up stream did not end");
-            if (channels && (!in.readable() || in.read(java.nio.ByteBuffer.wrap(got), RingInputStream.NO_WAIT) != -1
-                    || in.read(java.nio.ByteBuffer.allocateDirect(64), RingInputStream.NO_WAIT) != -1)) {
-                throw new IOException("warm-up channel did not end");
-            }
-            b.close();
-            if (a.inputStream().read(got, 0, 64) != -1) throw new IOException("warm-up stream did not end at close");
-            if (channels && !a.inputStream().readable()) throw new IOException("warm-up channel did not end at close");
-        } finally {
-            a.close();
-            b.close();
         }
     }
 

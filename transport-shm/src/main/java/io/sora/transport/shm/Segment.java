@@ -140,19 +140,6 @@ final class Segment {
         return Integer.highestOneBit(requested - 1) << 1;
     }
 
-    /**
-     * A segment in this process's memory only, with no file (the warm-up's short connections): the same
-     * buffer class as a mapped segment's ({@code FileChannel.map} and {@code allocateDirect} both make a
-     * {@code DirectByteBuffer}), so the code it runs is profiled as the application's.
-     */
-    static Segment inMemory(int ringC2S, int ringS2C) throws IOException {
-        checkRing("client-to-server", ringC2S);
-        checkRing("server-to-client", ringS2C);
-        MappedByteBuffer buf = (MappedByteBuffer) ByteBuffer.allocateDirect((int) sizeFor(ringC2S, ringS2C));
-        buf.order(ByteOrder.nativeOrder());
-        return new Segment(null, buf, ringC2S, ringS2C);
-    }
-
     /** Zeros written to reserve a segment's pages (read-only; each use takes its own duplicate). */
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
