@@ -36,7 +36,7 @@ import java.time.Duration;
  *       threads have been idle for a few polls ({@link CompilerActivity}).</li>
  * </ol>
  *
- * <p>A JVM's first pairing waits for all this (at most {@value #DEFAULT_WAIT_MILLIS} ms by default,
+ * <p>A JVM's first pairing waits for all this (at most 300 ms by default, 1,000 ms with one CPU,
  * {@code -Dsora.warmup.wait=MS}; 0: never): the client before it announces itself, the server after
  * pairing. Measured on this project's 2-CPU machine, cold JVMs, the JSOR sample (1,000 round trips
  * of 4 KiB): with the data path compiled while the application's first round trips ran, shm was
@@ -86,7 +86,16 @@ final class PathWarmup {
      * before that decision begins the warm-up: the warm-up then runs the channels' entry points too.
      */
     private static volatile boolean channelsInUse;
-    static final long DEFAULT_WAIT_MILLIS = 300;
+    /**
+     * 300 ms; 1,000 ms in a JVM that has one CPU (a container limited to one, a process pinned to one):
+     * there the warm-up and the compilations it queued can run only while the application waits, and
+     * whatever is left of them after the wait shares that CPU with the application's first messages.
+     * Measured 2026-11-24 (the JSOR sample from cold JVMs, both pinned to one CPU, `FieldBench --rows
+     * sample-cold --placements same`, 4 pairs each): 131-170 us a round trip with 300 ms (TCP 80-100 us),
+     * 12.5-22 us with 1,000 ms, and each whole run no longer (1.9-2.1 s against 2.2-2.3 s). With two CPUs
+     * the longer wait did not help the same sample (unpinned: 12-112 us against 30-53 us, 6 pairs each).
+     */
+    static final long DEFAULT_WAIT_MILLIS = Runtime.getRuntime().availableProcessors() <= 1 ? 1000 : 300;
     /**
      * How long a JVM's first pairing may wait for the warm-up (which began at the first sign of it): a data
      * path still cold would cost the application's first round trips milliseconds each, and a
