@@ -482,10 +482,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      * header, which stray reads of the flags may still touch) instead of the whole segment until the
      * garbage collector unmaps it. Measured 2026-11-24: 3,000 connections opened and closed one after
      * another with 4 GiB heaps (no collection during the run) left 396 MB more in tmpfs ({@code Shmem} in
-     * {@code /proc/meminfo}); a container's {@code /dev/shm} of 64 MiB was full after about 480, and every
-     * later connection stayed on TCP until a collection. Neither end touches the rings after saying it is
-     * done, and the count is in the segment, so it frees them whichever end closes last. Without sora's
-     * native library the pages wait for the unmapping, as before.
+     * {@code /proc/meminfo}); in a 64 MiB tmpfs (a container's {@code /dev/shm}) a connection between the
+     * 490th and the 510th found no room, and later ones stayed on TCP until a collection. Neither end
+     * touches the rings after saying it is done, and the count is in the segment, so it frees them
+     * whichever end closes last. Without sora's native library the pages wait for the unmapping, as before.
      */
     @Override
     public void ringsDone() {
