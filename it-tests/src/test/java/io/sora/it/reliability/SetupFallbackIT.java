@@ -103,8 +103,7 @@ class SetupFallbackIT {
     @MethodSource(ForkedJvm.JDKS)
     void aRendezvousThatNeverAnswersMeansTcpAfterTheRulesWait(Path jdk) throws Exception {
         int port = Reliability.freePort();
-        Path priv = Files.createDirectory(tmp.resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_")),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path priv = privateDirectory();
         Path ct = tmp.resolve("client.trace");
         List<SocketChannel> held = new ArrayList<>();
         try (ServerSocketChannel mute = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -136,8 +135,7 @@ class SetupFallbackIT {
     @MethodSource(ForkedJvm.JDKS)
     void aServerWhoseListenerCouldNotStartSaysWhyInEachReason(Path jdk) throws Exception {
         int port = Reliability.freePort();
-        Path priv = Files.createDirectory(tmp.resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_")),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path priv = privateDirectory();
         Path sock = Reliability.rendezvousSocket(priv, port);
         Path st = tmp.resolve("server.trace");
         List<SocketChannel> held = new ArrayList<>();
@@ -172,6 +170,12 @@ class SetupFallbackIT {
         assertEquals("tcp tcp", paths[0] + " " + paths[1]);
         assertTcpBecause(st, "client 127.0.0.1 not in the accept rule's client list");
         assertTcpBecause(ct, "client 127.0.0.1 not in the accept rule's client list");
+    }
+
+    /** The agent's private directory under the test's {@code -Dsora.shm.dir} ({@code sora-<user>}, 0700), made ahead of it. */
+    private Path privateDirectory() throws IOException {
+        return Files.createDirectory(tmp.resolve("sora-" + System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_")),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
 
     private Path serverConf(int port, String clients) throws IOException {
