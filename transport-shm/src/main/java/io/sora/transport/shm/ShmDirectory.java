@@ -105,11 +105,12 @@ final class ShmDirectory {
                     + ", expected rwx------");
         }
         if (!Files.isWritable(path)) throw new IOException(path + " is not writable");
-        int longest = socketPath(65535).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        Path longestSocket = socketPath(65535);
+        int longest = longestSocket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         if (longest > MAX_SOCKET_PATH) {
             // bind and connect would fail at every listen with only "Unix domain path too long"
             throw new IOException("shm directory " + path + " is too long for its rendezvous sockets: "
-                    + socketPath(65535).getFileName() + " in it takes " + longest + " bytes, a Unix-domain socket at most "
+                    + longestSocket.getFileName() + " in it takes " + longest + " bytes, a Unix-domain socket at most "
                     + MAX_SOCKET_PATH + " (set a shorter -Dsora.shm.dir)");
         }
         return path;
@@ -164,12 +165,7 @@ final class ShmDirectory {
     }
 
     /** This process's network namespace as the kernel numbers it ({@code /proc/self/ns/net}), or "" if unknown. */
-    static final String NETNS = networkNamespace(Path.of("/proc/self/ns/net"));
-
-    /** The number in the {@code net:[4026531840]} link at {@code link}; "" when there is none to read. */
-    static String networkNamespace(Path link) {
-        return namespace(link, "net");
-    }
+    static final String NETNS = namespace(Path.of("/proc/self/ns/net"), "net");
 
     /**
      * This process's PID namespace ({@code /proc/self/ns/pid}), or "" if unknown: segment files carry it

@@ -16,12 +16,12 @@ class ShmSocketNameTest {
 
     @Test
     void theNamespaceIsTheNumberInTheLink() throws Exception {
-        assertEquals("4026531840", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("a"), Path.of("net:[4026531840]"))));
-        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("b"), Path.of("mnt:[4026531840]"))));
-        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("c"), Path.of("net:[]"))));
-        assertEquals("", ShmDirectory.networkNamespace(Files.createSymbolicLink(tmp.resolve("d"), Path.of("net:[12x]"))));
-        assertEquals("", ShmDirectory.networkNamespace(tmp.resolve("missing")));
-        assertEquals("", ShmDirectory.networkNamespace(Files.createFile(tmp.resolve("not-a-link"))));
+        assertEquals("4026531840", ShmDirectory.namespace(Files.createSymbolicLink(tmp.resolve("a"), Path.of("net:[4026531840]")), "net"));
+        assertEquals("", ShmDirectory.namespace(Files.createSymbolicLink(tmp.resolve("b"), Path.of("mnt:[4026531840]")), "net"));
+        assertEquals("", ShmDirectory.namespace(Files.createSymbolicLink(tmp.resolve("c"), Path.of("net:[]")), "net"));
+        assertEquals("", ShmDirectory.namespace(Files.createSymbolicLink(tmp.resolve("d"), Path.of("net:[12x]")), "net"));
+        assertEquals("", ShmDirectory.namespace(tmp.resolve("missing"), "net"));
+        assertEquals("", ShmDirectory.namespace(Files.createFile(tmp.resolve("not-a-link")), "net"));
     }
 
     @Test
