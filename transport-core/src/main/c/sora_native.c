@@ -11,15 +11,22 @@
  * allocated at once (posix_fallocate), so that a full tmpfs fails the creation, not a later access,
  * and giving a closed segment's ring pages back to the file system (madvise MADV_REMOVE).
  *
+ * And for the shm rendezvous socket (a Unix-domain socket) of each pairing: its peer's user id
+ * (SO_PEERCRED) and a wait until it is readable (poll), each one system call where the JDK's own way
+ * costs far more (UnixDomainPrincipal looks the user's name up in /etc/passwd on every call; a Selector
+ * is an epoll instance, an eventfd and their registrations, made and closed for one reply).
+ *
  * Only libc is needed (no rdma-core), so the library loads on any Linux machine.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jni.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,4 +151,43 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeFiles_removePages0(JN
     if (end <= start) return 0;
     if (madvise((void *)start, end - start, MADV_REMOVE) != 0) return -errno;
     return 0;
+}
+
+/*
+ * The effective user id of the process at the other end of the connected Unix-domain socket fd, as
+ * the kernel recorded it when that process connected (SO_PEERCRED); or -errno.
+ */
+EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_peerUid0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -(jlong)errno;
+    if (len < sizeof(cred)) return -(jlong)EINVAL;
+    return (jlong)cred.uid;
+}
+
+/* The effective user id of this process (what SO_PEERCRED reports of it to its peers). */
+EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_effectiveUid0(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return (jlong)geteuid();
+}
+
+/*
+ * Waits up to millis (>= 0) until fd is readable, or hung up, or in error (any of which a read then
+ * reports). Returns 1 when it is, 0 on timeout or when a signal interrupted the wait (the caller
+ * re-checks its deadline), -errno on failure.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_awaitReadable0(JNIEnv *env, jclass cls, jint fd,
+                                                                                  jint millis)
+{
+    (void)env;
+    (void)cls;
+    struct pollfd p = { .fd = fd, .events = POLLIN, .revents = 0 };
+    int rc = poll(&p, 1, millis < 0 ? 0 : millis);
+    if (rc < 0) return errno == EINTR ? 0 : -errno;
+    return rc > 0 ? 1 : 0;
 }

@@ -1,0 +1,83 @@
+package io.sora.transport;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.channels.SelectableChannel;
+
+/**
+ * Calls on a channel's file descriptor that the JDK makes expensive, through sora's native library
+ * (see {@link Futex}, which loads it): the peer's user id of a Unix-domain socket ({@code SO_PEERCRED};
+ * the JDK's {@code SO_PEERCRED} option turns it into a {@code UnixDomainPrincipal}, which reads
+ * {@code /etc/passwd} for the user's name on every call: 38 us of each shm pairing's client, 26 of its
+ * server, measured), and a wait until the descriptor is readable ({@code poll}; a {@code Selector}
+ * made and closed for one reply cost each pairing's client another 38 us).
+ *
+ * <p>Available when the library is loaded and the JDK's {@code sun.nio.ch} is exported to this
+ * class's module (the agent exports it to its own class loader; tests with
+ * {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED}). Callers check {@link #fd} and keep a
+ * pure-Java way for when it is -1.
+ */
+public final class NativeSockets {
+    private NativeSockets() {
+    }
+
+    /** {@code sun.nio.ch.SelChImpl.getFDVal()} as (SelectableChannel) -> int, or null where it cannot be reached. */
+    private static final MethodHandle FD_VAL = fdValHandle();
+
+    private static MethodHandle fdValHandle() {
+        try {
+            Class<?> selCh = Class.forName("sun.nio.ch.SelChImpl");
+            if (!selCh.getModule().isExported(selCh.getPackageName(), NativeSockets.class.getModule())) return null;
+            return MethodHandles.lookup().findVirtual(selCh, "getFDVal", MethodType.methodType(int.class))
+                    .asType(MethodType.methodType(int.class, SelectableChannel.class));
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /**
+     * The descriptor of an open channel of the JDK's own implementation, for the calls below; -1 when
+     * those cannot be made (the library not loaded, {@code sun.nio.ch} not exported to sora, or a
+     * channel of another implementation). Valid only while the channel is open: the caller keeps it open.
+     */
+    public static int fd(SelectableChannel channel) {
+        if (FD_VAL == null || !Futex.isAvailable() || !channel.isOpen()) return -1;
+        try {
+            return (int) FD_VAL.invokeExact(channel);
+        } catch (ClassCastException e) {
+            return -1; // not sun.nio.ch's
+        } catch (Throwable e) {
+            return -1;
+        }
+    }
+
+    /** The effective user id of the peer of the connected Unix-domain socket {@code fd}; {@code -errno} on failure. */
+    public static long peerUid(int fd) {
+        return peerUid0(fd);
+    }
+
+    /** This process's effective user id (the one its peers see). */
+    public static long effectiveUid() {
+        return effectiveUid0();
+    }
+
+    /**
+     * Waits up to {@code millis} until {@code fd} is readable (or at its end, or in error: a read then
+     * says which). Not woken by {@link Thread#interrupt}: callers wait in bounded slices.
+     *
+     * @return true when readable, false on timeout (or a signal: the caller re-checks its deadline)
+     * @throws java.io.IOException with {@code errno} when the wait itself fails
+     */
+    public static boolean awaitReadable(int fd, int millis) throws java.io.IOException {
+        int rc = awaitReadable0(fd, millis);
+        if (rc < 0) throw new java.io.IOException("poll failed: " + NativeFiles.describe(rc));
+        return rc == 1;
+    }
+
+    private static native long peerUid0(int fd);
+
+    private static native long effectiveUid0();
+
+    private static native int awaitReadable0(int fd, int millis);
+}

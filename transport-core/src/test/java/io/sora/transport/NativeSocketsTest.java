@@ -1,0 +1,56 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class NativeSocketsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void readinessPeerAndClosedChannels() throws IOException {
+        assertTrue(Futex.isAvailable(), "libsora did not load: " + Futex.availability());
+        Path sock = dir.resolve("t.sock");
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(sock));
+            SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(sock));
+            try (SocketChannel accepted = server.accept()) {
+                int fd = NativeSockets.fd(accepted);
+                assertTrue(fd >= 0, "no descriptor: is sun.nio.ch exported to the tests?");
+                assertEquals(NativeSockets.effectiveUid(), NativeSockets.peerUid(fd));
+                // nothing sent: the wait runs out
+                long t0 = System.nanoTime();
+                assertFalse(NativeSockets.awaitReadable(fd, 20));
+                assertTrue(System.nanoTime() - t0 >= 15_000_000L, "returned before its timeout");
+                client.write(ByteBuffer.wrap(new byte[] {7}));
+                assertTrue(NativeSockets.awaitReadable(fd, 5_000));
+                ByteBuffer one = ByteBuffer.allocate(1);
+                assertEquals(1, accepted.read(one));
+                // the peer's close makes it readable (a read then gives -1)
+                client.close();
+                assertTrue(NativeSockets.awaitReadable(fd, 5_000));
+                assertEquals(-1, accepted.read(one.clear()));
+                // a descriptor that is no socket: -errno (ENOTSOCK), not a uid
+                Pipe pipe = Pipe.open();
+                try (Pipe.SourceChannel source = pipe.source(); Pipe.SinkChannel sink = pipe.sink()) {
+                    int pipeFd = NativeSockets.fd(source);
+                    assertTrue(pipeFd >= 0);
+                    assertEquals(-88, NativeSockets.peerUid(pipeFd), "ENOTSOCK expected");
+                }
+            }
+            assertEquals(-1, NativeSockets.fd(client), "a closed channel has no descriptor to use");
+        }
+    }
+}
