@@ -51,6 +51,31 @@ class RdmaChurnTest {
     }
 
     /**
+     * A server socket closed and bound again to the same port at once (a service restarting its
+     * listener, a test suite reusing a port) serves that port over RDMA again: until 2026-11-24 the
+     * closed one's RDMA listen id was destroyed on its CM thread between two 500 ms waits for an event,
+     * the new RDMA listen found the port taken, and its connections stayed on TCP (a flaky CI run of the
+     * channel semantics suite).
+     */
+    @Test
+    void aServerSocketBoundAgainAtOnceToItsPortServesRdma() throws Exception {
+        int port;
+        try (ServerSocket first = new ServerSocket(0, 50, RdmaSemanticsTest.rxeAddress())) {
+            port = first.getLocalPort();
+            cycle(first, 1);
+        }
+        for (int round = 0; round < 5; round++) {
+            try (ServerSocket again = new ServerSocket(port, 50, RdmaSemanticsTest.rxeAddress())) {
+                try {
+                    cycle(again, 1);
+                } catch (AssertionError e) {
+                    throw new AssertionError("round " + round + " on port " + port + ": " + e.getMessage(), e);
+                }
+            }
+        }
+    }
+
+    /**
      * The counts while one connection (both sides here) is open: the counters must see what a connection
      * holds (two completion threads, six registrations, more descriptors), or the comparison after the
      * churn would prove nothing.

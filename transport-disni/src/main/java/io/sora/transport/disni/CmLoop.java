@@ -184,6 +184,19 @@ final class CmLoop {
         }
     }
 
+    /**
+     * Releases an id no handler of this loop uses (a listen id: CONNECT_REQUESTs name the new id, not
+     * it) at once, from the calling thread, where DiSNI's id map is synchronised ({@link #synchronizeIdMap});
+     * else on the loop thread, like {@link #execute}d tasks, which run only when the loop's current wait for
+     * an event ends (up to its timeout: a listen id kept its port up to 500 ms after the server socket
+     * closed, and a server bound again to that port at once could not listen for RDMA and stayed on TCP).
+     * The native library acknowledges every event as it reads it, so destroying the id never waits for one.
+     */
+    void releaseUnused(RdmaCmId id) {
+        if (idMap != null) release(id);
+        else execute(() -> release(id));
+    }
+
     void execute(Runnable task) {
         tasks.add(task);
     }

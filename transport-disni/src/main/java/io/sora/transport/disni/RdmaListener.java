@@ -62,9 +62,9 @@ final class RdmaListener {
         }
     }
 
-    /** Stops listening: new connection requests are rejected. */
+    /** Stops listening: new connection requests are rejected; the port is free for a new listen on return where DiSNI's id map could be made thread-safe (see {@link CmLoop#releaseUnused}). */
     void stop() {
-        loop.execute(() -> loop.release(listenId));
+        loop.releaseUnused(listenId);
     }
 
     /** The event thread ends once the last connection it serves is released. */
