@@ -70,7 +70,7 @@ public final class Pairing<L> {
     }
 
     /** Waits until COMMITTED or ABORTED, at most {@code nanos}; returns the state then. */
-    synchronized State await(long nanos) throws InterruptedException {
+    public synchronized State await(long nanos) throws InterruptedException {
         long deadline = System.nanoTime() + nanos;
         while (state == State.HELLO || state == State.OFFERED) {
             long left = deadline - System.nanoTime();

@@ -50,6 +50,17 @@ public interface PairingMedium<L> {
         return true;
     }
 
+    /**
+     * On the accepting thread, after the pairing was offered: waits until it is
+     * {@link Pairing.State#COMMITTED} or {@link Pairing.State#ABORTED}, at most {@code nanos}, and returns
+     * the state then. The default waits for the medium's own thread to tell the pairing; a medium whose
+     * accepting thread can read the client's COMMIT itself saves that hand-off (one thread wake-up of
+     * every connection's set-up).
+     */
+    default Pairing.State awaitCommit(Pairing<L> pairing, long nanos) throws InterruptedException {
+        return pairing.await(nanos);
+    }
+
     /** Sends NO with {@code reason} on the link and drops it. Never throws. */
     void refuse(L link, String reason);
 

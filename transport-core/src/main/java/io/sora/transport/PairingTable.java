@@ -313,7 +313,7 @@ public final class PairingTable<L> {
 
     private PairingResult claim(ConnectionKey key, Pairing<L> p, Duration wait, SocketHooks hooks) throws InterruptedException {
         long bound = Math.max(MIN_COMMIT_WAIT_NANOS, 10 * wait.toNanos());
-        if (p.await(bound) != Pairing.State.COMMITTED) {
+        if (medium.awaitCommit(p, bound) != Pairing.State.COMMITTED) {
             // The abort releases the link, so a client that believes it is paired fails loudly.
             p.abort("no COMMIT within " + bound / 1_000_000L + " ms");
             if (p.state() != Pairing.State.COMMITTED) {

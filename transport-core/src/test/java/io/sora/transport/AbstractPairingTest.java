@@ -65,6 +65,14 @@ public abstract class AbstractPairingTest {
         /** Whether everything the server set up for pairings that did not end in a claimed connection is released. */
         boolean releasedUnclaimed();
 
+        /**
+         * Whether {@code accepting} waits for the COMMIT of an offered pairing now: in a timed wait for the
+         * medium's thread to tell it, or (a medium whose accepting thread reads the COMMIT itself) in that read.
+         */
+        default boolean awaitsCommit(Thread accepting) {
+            return accepting.getState() == Thread.State.TIMED_WAITING;
+        }
+
         @Override
         void close() throws IOException;
     }
@@ -225,7 +233,7 @@ public abstract class AbstractPairingTest {
                 interrupted[0] = Thread.currentThread().isInterrupted();
             }, "accepting");
             accepting.start();
-            await("accept waits for the COMMIT", () -> accepting.getState() == Thread.State.TIMED_WAITING);
+            await("accept waits for the COMMIT", () -> m.awaitsCommit(accepting));
             accepting.interrupt();
             accepting.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
             assertEquals("interrupted while waiting for pairing", assertInstanceOf(PairingResult.Fallback.class, result[0]).reason());

@@ -46,6 +46,11 @@ final class RendezvousListener implements Runnable {
          */
         default void idle() {
         }
+
+        /** While the handler has work for {@link #idle} that comes due with time: how often, in ms; 0 otherwise. */
+        default long sweepMillis() {
+            return 0;
+        }
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
@@ -148,6 +153,8 @@ final class RendezvousListener implements Runnable {
                     pausedFor = acceptPausedUntil == 0 ? 0 : Math.max(1, (acceptPausedUntil - System.nanoTime()) / 1_000_000L);
                 }
                 long timeout = hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0;
+                long sweep = handler.sweepMillis();
+                if (sweep > 0) timeout = timeout == 0 ? sweep : Math.min(timeout, sweep);
                 if (pausedFor > 0) timeout = timeout == 0 ? pausedFor : Math.min(timeout, pausedFor);
                 if (timeout > 0) {
                     selector.select(timeout);

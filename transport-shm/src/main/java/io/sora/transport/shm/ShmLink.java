@@ -3,6 +3,7 @@ package io.sora.transport.shm;
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
+import io.sora.transport.NativeSockets;
 import io.sora.transport.Pairing;
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
@@ -21,11 +22,27 @@ final class ShmLink implements ShmMedium.CommitListener {
     private volatile long id;
     private volatile Segment segment;
     private volatile ShmMedium medium;
+    /**
+     * Whether the COMMIT is read off the channel here, by the accepting thread that claims the pairing
+     * (or the listener's sweep when none does), instead of by the doorbell thread: where
+     * {@link NativeSockets} can wait on the channel. The doorbell loop then takes the channel only
+     * after the COMMIT. See {@link ShmServerBinding#awaitCommit}.
+     */
+    private final boolean direct;
+    /** When the OFFER went out ({@link System#nanoTime}). */
+    private volatile long offeredNanos;
+    /** Serialises the reads before COMMIT: the claiming thread's and the sweep's. */
+    private final Object commitLock = new Object();
+    /** Threads claiming the pairing now (the sweep leaves the channel to them); guarded by {@link #commitLock}. */
+    private int claimers;
+    /** The doorbell loop has (or is about to have) the channel; guarded by {@link #commitLock}. */
+    private boolean watched;
 
     ShmLink(SocketChannel channel, Wire.Hello hello, Tracer tracer) {
         this.channel = channel;
         this.hello = hello;
         this.tracer = tracer;
+        this.direct = NativeSockets.fd(channel) >= 0;
     }
 
     /** The segment is created and mapped, the OFFER not yet sent. */
@@ -34,6 +51,39 @@ final class ShmLink implements ShmMedium.CommitListener {
         this.id = id;
         this.segment = segment;
         this.medium = medium;
+        this.offeredNanos = System.nanoTime();
+    }
+
+    boolean direct() {
+        return direct;
+    }
+
+    long offeredNanos() {
+        return offeredNanos;
+    }
+
+    Pairing<ShmLink> pairing() {
+        return pairing;
+    }
+
+    /** A thread starts ({@code +1}) or stops ({@code -1}) claiming: reading the COMMIT itself. */
+    void claiming(int delta) {
+        synchronized (commitLock) {
+            claimers += delta;
+        }
+    }
+
+    /**
+     * Reads the COMMIT (or the client's leaving) if it is there, without blocking; {@code bySweep}: only if
+     * no thread claims the pairing. True once the pairing is no longer waiting for it; false while it is,
+     * and before the offer (nothing can come before it).
+     */
+    boolean readCommit(boolean bySweep) {
+        synchronized (commitLock) {
+            if (watched || (bySweep && claimers > 0)) return false;
+            ShmMedium m = medium;
+            return m != null && m.readCommit();
+        }
     }
 
     long id() {
@@ -49,7 +99,26 @@ final class ShmLink implements ShmMedium.CommitListener {
         // Both sides have it mapped: the name can go, so nothing is left behind whatever happens next.
         // Done before the state changes, so whoever sees COMMITTED also sees the file gone.
         unlink();
+        // read here, not by the doorbell thread: from now on it reads the bells and the end
+        if (direct) watchByDoorbell();
         pairing.committed();
+    }
+
+    /**
+     * Hands the channel to the doorbell loop (once; later calls do nothing): after a COMMIT read here,
+     * or before it, for a claiming thread that cannot wait on the channel itself (a virtual thread),
+     * which then waits for the doorbell thread to read the COMMIT, as where pairings are not direct.
+     */
+    void watchByDoorbell() {
+        synchronized (commitLock) {
+            if (watched) return;
+            watched = true;
+        }
+        try {
+            DoorbellLoop.get().register(channel, medium);
+        } catch (IOException e) {
+            // the JVM is shutting down: the connection works on, without its peer's end being watched
+        }
     }
 
     @Override

@@ -423,6 +423,28 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         return false;
     }
 
+    /**
+     * Server, before COMMIT, on a thread other than the doorbell thread (the accepting thread, or the
+     * listener's sweep), for a channel the doorbell loop does not watch yet: reads at most what is left
+     * of the COMMIT frame, never past it (bytes after it, bells or the end, are the doorbell loop's), and
+     * tells the listener of COMMIT, of a bad frame, or of the client's leaving. Without blocking; the
+     * caller serialises calls. Returns false while the COMMIT is not complete.
+     */
+    boolean readCommit() {
+        CommitListener pending = commitListener;
+        if (pending == null) return true;
+        ByteBuffer part = ByteBuffer.allocate(commitFrame.remaining());
+        int n;
+        try {
+            n = channel.read(part);
+        } catch (IOException e) {
+            n = -1; // closed under us (released by an abort), or the client's end reset
+        }
+        if (n == 0) return false;
+        onPreCommit(pending, part, n);
+        return commitListener == null;
+    }
+
     private boolean onPreCommit(CommitListener pending, ByteBuffer scratch, int n) {
         if (n < 0) {
             commitListener = null;

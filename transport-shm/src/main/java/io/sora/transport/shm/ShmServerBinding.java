@@ -7,6 +7,7 @@ import io.sora.transport.AcceptPolicy;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.LocalAddresses;
+import io.sora.transport.NativeSockets;
 import io.sora.transport.Pairing;
 import io.sora.transport.PairingMedium;
 import io.sora.transport.PairingOptions;
@@ -15,6 +16,7 @@ import io.sora.transport.PairingTable;
 import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
+import io.sora.transport.VirtualThreads;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -43,6 +45,14 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     private final ShmSettings settings;
     private final PairingTable<ShmLink> table;
     private final RendezvousListener listener;
+    /** How often the listener reads the channels of direct pairings nobody claims ({@link #sweepOffered}). */
+    static final long SWEEP_EVERY_MILLIS = 1000;
+    /** The longest a claiming thread waits on the channel before it looks at its interrupt status again. */
+    static final int CLAIM_SLICE_MILLIS = 10;
+    /** Accepting threads reading a COMMIT themselves now ({@link #awaitCommit}). */
+    private final java.util.concurrent.atomic.AtomicInteger claimingAccepts = new java.util.concurrent.atomic.AtomicInteger();
+    /** Direct pairings offered and not yet committed or aborted (see {@link #awaitCommit}). */
+    private final java.util.Set<ShmLink> offeredDirect = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Guards {@link #spare} and the sizes wanted for it. */
     private final Object spareLock = new Object();
     /** A segment created ahead for the next offer, or null. */
@@ -111,9 +121,81 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
         @Override
         public void idle() {
+            sweepOffered();
             prepareSpare();
         }
+
+        @Override
+        public long sweepMillis() {
+            return offeredDirect.isEmpty() ? 0 : SWEEP_EVERY_MILLIS;
+        }
     };
+
+    /**
+     * On the accepting thread that claims the pairing: where the pairing is direct ({@link ShmLink#direct}),
+     * reads the client's COMMIT off the rendezvous channel itself, waiting on it with {@code poll}, instead
+     * of waiting for the doorbell thread to read it and wake this thread: one thread wake-up less on
+     * every connection's set-up (the doorbell loop takes the channel after the COMMIT). Interrupts are
+     * seen within {@link #CLAIM_SLICE_MILLIS}. A virtual thread, which must not hold its carrier in a
+     * native wait, hands the channel to the doorbell loop and waits as before.
+     */
+    @Override
+    public Pairing.State awaitCommit(Pairing<ShmLink> pairing, long nanos) throws InterruptedException {
+        ShmLink link = pairing.link();
+        if (!link.direct()) return pairing.await(nanos);
+        if (VirtualThreads.isVirtual(Thread.currentThread())) {
+            link.watchByDoorbell();
+            return pairing.await(nanos);
+        }
+        long deadline = System.nanoTime() + nanos;
+        link.claiming(1);
+        claimingAccepts.incrementAndGet();
+        try {
+            for (;;) {
+                Pairing.State s = pairing.state();
+                if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) return s;
+                if (link.readCommit(false)) continue;
+                if (Thread.interrupted()) throw new InterruptedException();
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return pairing.state();
+                int slice = (int) Math.max(1, Math.min(CLAIM_SLICE_MILLIS, left / 1_000_000L));
+                int fd = NativeSockets.fd(link.channel);
+                boolean waited = false;
+                if (fd >= 0) {
+                    try {
+                        NativeSockets.awaitReadable(fd, slice);
+                        waited = true;
+                    } catch (java.io.IOException e) {
+                        // the descriptor went with an abort: the state says so at the next turn
+                    }
+                }
+                if (!waited) pairing.await(slice * 1_000_000L); // closed: the abort is under way
+            }
+        } finally {
+            claimingAccepts.decrementAndGet();
+            link.claiming(-1);
+            Pairing.State s = pairing.state();
+            if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) offeredDirect.remove(link);
+        }
+    }
+
+    /**
+     * On the listener's thread: the direct pairings offered more than {@link #SWEEP_EVERY_MILLIS} ago that no
+     * accepting thread claims have their channel read for the COMMIT or the client's leaving, so a client
+     * that left before its COMMIT is released (its segment and channel) even if no {@code accept()} ever
+     * returns its connection; and a COMMIT sent long before the application accepts is taken in.
+     */
+    private void sweepOffered() {
+        long now = System.nanoTime();
+        for (ShmLink link : offeredDirect) {
+            Pairing.State s = link.pairing().state();
+            if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) {
+                offeredDirect.remove(link);
+            } else if (now - link.offeredNanos() >= SWEEP_EVERY_MILLIS * 1_000_000L) {
+                link.readCommit(true);
+            }
+        }
+    }
 
     @Override
     public String name() {
@@ -181,13 +263,16 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
                 Files.deleteIfExists(path);
                 return;
             }
+            // the accepting thread reads the COMMIT itself where it can wait on the channel (awaitCommit);
+            // listed before the OFFER goes, so the list never keeps a pairing already claimed
+            if (link.direct()) offeredDirect.add(link);
             try {
                 writeFully(link.channel, Wire.encode(new Wire.Offer(path.toString(), secret, c2s, s2c, id)));
             } catch (IOException e) {
                 // the client closed its rendezvous: it stopped waiting for an answer (its wait ran out) or left
                 throw new ClientLeft(e);
             }
-            DoorbellLoop.get().register(link.channel, medium);
+            if (!link.direct()) DoorbellLoop.get().register(link.channel, medium);
             listener.wakeup(); // its idle() makes the next spare
         } catch (ClientLeft e) {
             throw e;
@@ -325,6 +410,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     /** Accepting threads waiting for an announced client right now (tests). */
     int waitingAccepts() {
         return table.waitingAccepts();
+    }
+
+    /** Accepting threads reading a COMMIT themselves right now (tests). */
+    int claimingAccepts() {
+        return claimingAccepts.get();
     }
 
     int entryCount() {

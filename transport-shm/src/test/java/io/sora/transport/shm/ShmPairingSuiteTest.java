@@ -60,6 +60,12 @@ class ShmPairingSuiteTest extends AbstractPairingTest {
             }
 
             @Override
+            public boolean awaitsCommit(Thread accepting) {
+                // the accepting thread reads the COMMIT itself, waiting in poll(2) (RUNNABLE, in native code)
+                return binding.claimingAccepts() > 0 || accepting.getState() == Thread.State.TIMED_WAITING;
+            }
+
+            @Override
             public boolean releasedUnclaimed() {
                 try {
                     return ShmPairingTest.segments(transport.directory()).isEmpty();

@@ -215,6 +215,54 @@ class ShmPairingTest {
         }
     }
 
+    /**
+     * The accepting thread reads the COMMIT itself, so the doorbell thread no longer watches a channel
+     * before it: a client that leaves after the OFFER while no {@code accept()} comes for its connection
+     * is still released (segment and entry) by the listener's sweep, within about a second.
+     */
+    @Test
+    void aClientThatLeavesAfterTheOfferIsReleasedEvenIfNoAcceptComes() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Socket[] t = fx.tcp();
+            Path seg;
+            try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
+                seg = Path.of(assertInstanceOf(Wire.Offer.class, readFrame(ch)).segmentPath());
+            }
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (Files.exists(seg) || !b.decidedTcp(ShmFixture.serverKey(t[1]))) {
+                assertTrue(System.nanoTime() < deadline, "not released in 10 s: segment " + Files.exists(seg)
+                        + ", key decided TCP " + b.decidedTcp(ShmFixture.serverKey(t[1])));
+                Thread.sleep(20);
+            }
+            PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            assertEquals("client closed the rendezvous before COMMIT", assertInstanceOf(PairingResult.Fallback.class, s).reason());
+        }
+    }
+
+    /** A COMMIT long before the application accepts is taken in by the sweep (the name goes); the accept then pairs. */
+    @Test
+    void aCommitLongBeforeTheAcceptIsTakenInAndTheAcceptPairs() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Socket[] t = fx.tcp();
+            try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
+                Wire.Offer offer = assertInstanceOf(Wire.Offer.class, readFrame(ch));
+                Path seg = Path.of(offer.segmentPath());
+                Segment.map(seg, offer.ringC2S(), offer.ringS2C(), offer.secret());
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (Files.exists(seg)) {
+                    assertTrue(System.nanoTime() < deadline, "the COMMIT was not taken in within 10 s");
+                    Thread.sleep(20);
+                }
+                PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+                assertInstanceOf(PairingResult.Paired.class, s).connection().close();
+            }
+        }
+    }
+
     @Test
     void listenRemovesSegmentsOfDeadProcessesOnly() throws Exception {
         ShmTransport t = new ShmTransport(new ShmSettings(tmp, 0), new RecordingTracer());
