@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -190,4 +192,79 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_awaitReadable
     int rc = poll(&p, 1, millis < 0 ? 0 : millis);
     if (rc < 0) return errno == EINTR ? 0 : -errno;
     return rc > 0 ? 1 : 0;
+}
+
+/*
+ * A TCP connection of this process to itself on the local address addr (4 or 16 bytes), made without
+ * the JDK's socket classes (the RDMA self-test runs while the agent starts beside main, and must not load
+ * java.net.Socket or ServerSocket then: see the agent's StartGate): a listening socket on an ephemeral
+ * port, a client connected to it, and the accepted end. Fills out[0..4] = listening fd, client fd,
+ * accepted fd, server port, client port. Returns 0, or -errno with nothing left open.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpPair0(JNIEnv *env, jclass cls, jbyteArray addr,
+                                                                            jintArray out)
+{
+    (void)cls;
+    jsize n = (*env)->GetArrayLength(env, addr);
+    if ((n != 4 && n != 16) || (*env)->GetArrayLength(env, out) < 5) return -EINVAL;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    int family;
+    if (n == 4) {
+        struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+        in4->sin_family = AF_INET;
+        (*env)->GetByteArrayRegion(env, addr, 0, 4, (jbyte *)&in4->sin_addr);
+        len = sizeof *in4;
+        family = AF_INET;
+    } else {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        in6->sin6_family = AF_INET6;
+        (*env)->GetByteArrayRegion(env, addr, 0, 16, (jbyte *)&in6->sin6_addr);
+        len = sizeof *in6;
+        family = AF_INET6;
+    }
+    int l = -1, c = -1, a = -1, err = 0;
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    struct sockaddr_storage mine;
+    socklen_t mlen = sizeof mine;
+    l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&ss, len) != 0 || listen(l, 1) != 0
+        || getsockname(l, (struct sockaddr *)&bound, &blen) != 0) {
+        err = errno;
+        goto fail;
+    }
+    c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c < 0 || connect(c, (struct sockaddr *)&bound, blen) != 0
+        || getsockname(c, (struct sockaddr *)&mine, &mlen) != 0) {
+        err = errno;
+        goto fail;
+    }
+    a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (a < 0) {
+        err = errno;
+        goto fail;
+    }
+    jint r[5];
+    r[0] = l;
+    r[1] = c;
+    r[2] = a;
+    r[3] = ntohs(family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port : ((struct sockaddr_in6 *)&bound)->sin6_port);
+    r[4] = ntohs(family == AF_INET ? ((struct sockaddr_in *)&mine)->sin_port : ((struct sockaddr_in6 *)&mine)->sin6_port);
+    (*env)->SetIntArrayRegion(env, out, 0, 5, r);
+    return 0;
+fail:
+    if (a >= 0) close(a);
+    if (c >= 0) close(c);
+    if (l >= 0) close(l);
+    return -(err != 0 ? err : EIO);
+}
+
+/* Closes a descriptor tcpPair0 made. Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_close0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    return close(fd) == 0 ? 0 : -errno;
 }

@@ -75,6 +75,43 @@ public final class NativeSockets {
         return rc == 1;
     }
 
+    /**
+     * A TCP connection of this process to itself on the local address {@code address}, made in native
+     * code without loading the JDK's socket classes: the RDMA self-test runs on the agent's start thread
+     * while {@code main} may be loading {@code java.net.ServerSocket}, held until the start is done; had the
+     * start thread loaded that class too, each would wait for the other (the agent's start gate, then TCP).
+     * Closing it closes the listening socket and both ends.
+     */
+    public static final class TcpPair implements java.io.Closeable {
+        private final int[] fds;
+        public final int serverPort;
+        public final int clientPort;
+
+        private TcpPair(int[] r) {
+            this.fds = new int[] {r[0], r[1], r[2]};
+            this.serverPort = r[3];
+            this.clientPort = r[4];
+        }
+
+        @Override
+        public void close() {
+            for (int fd : fds) close0(fd);
+        }
+    }
+
+    /** @throws java.io.IOException when the library is not loaded or the connection cannot be made (errno named) */
+    public static TcpPair tcpPair(java.net.InetAddress address) throws java.io.IOException {
+        if (!Futex.isAvailable()) throw new java.io.IOException("sora's native library is not loaded");
+        int[] r = new int[5];
+        int rc = tcpPair0(address.getAddress(), r);
+        if (rc != 0) throw new java.io.IOException("TCP connection to " + address.getHostAddress() + " failed: " + NativeFiles.describe(rc));
+        return new TcpPair(r);
+    }
+
+    private static native int tcpPair0(byte[] address, int[] out);
+
+    private static native int close0(int fd);
+
     private static native long peerUid0(int fd);
 
     private static native long effectiveUid0();

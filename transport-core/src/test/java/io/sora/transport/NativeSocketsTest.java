@@ -53,4 +53,21 @@ class NativeSocketsTest {
             assertEquals(-1, NativeSockets.fd(client), "a closed channel has no descriptor to use");
         }
     }
+
+    /** The RDMA self-test's TCP connection, made without the JDK's socket classes: real, on both addresses, closed by close(). */
+    @Test
+    void aTcpConnectionToItselfExistsUntilClosed() throws IOException {
+        for (String a : new String[] {"127.0.0.1", "::1"}) {
+            java.net.InetAddress address = java.net.InetAddress.getByName(a);
+            ConnectionKey key;
+            try (NativeSockets.TcpPair tcp = NativeSockets.tcpPair(address)) {
+                assertTrue(tcp.serverPort > 0 && tcp.clientPort > 0 && tcp.serverPort != tcp.clientPort, a);
+                key = new ConnectionKey(new java.net.InetSocketAddress(address, tcp.clientPort),
+                        new java.net.InetSocketAddress(address, tcp.serverPort));
+                assertTrue(ProcNetTcp.hasConnection(key), "no " + key + " in /proc/net/tcp*");
+            }
+            // the client end closed first: its side is in TIME_WAIT (not ESTABLISHED) or gone
+            assertFalse(ProcNetTcp.hasConnection(key), key + " still established after close");
+        }
+    }
 }

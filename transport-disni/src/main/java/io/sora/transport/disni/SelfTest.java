@@ -3,6 +3,8 @@ package io.sora.transport.disni;
 import io.sora.transport.AcceptPolicy;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
+import io.sora.transport.Futex;
+import io.sora.transport.NativeSockets;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.ServerBinding;
@@ -19,7 +21,11 @@ import java.time.Duration;
  * paired with itself over RDMA, a byte each way, then closed. It proves memory can be registered and
  * the CM and the protocol work here, and it warms every code path (class loading, the JVM-wide client
  * CM thread), so the application's first pairing is not the slow one. Runs before the agent
- * instruments sockets, so these sockets are plain TCP.
+ * instruments sockets, so this connection is plain TCP; it is made in native code
+ * ({@link NativeSockets#tcpPair}), not with {@code java.net.Socket}: the agent's start runs beside
+ * {@code main}, which may be loading {@code ServerSocket}, held at the start gate until the start is done;
+ * the start loading the same class waited for {@code main} in turn, until the gate gave up (10 s), and the
+ * application's sockets loaded unpatched and stayed on TCP (seen in the Soft-RoCE VM, 2026-11-24).
  */
 final class SelfTest {
     static final Duration WAIT = Duration.ofSeconds(20);
@@ -49,29 +55,41 @@ final class SelfTest {
             }
         };
         PairingOptions options = new PairingOptions(4096, 4096, WAIT);
-        try (ServerSocket ss = new ServerSocket(0, 1, address);
-             Socket c = new Socket(address, ss.getLocalPort());
-             Socket s = ss.accept()) {
-            ServerBinding b = t.listen((InetSocketAddress) ss.getLocalSocketAddress(), k -> new AcceptPolicy.Allow(options));
-            try {
-                PairingResult[] server = new PairingResult[1];
-                ConnectionKey serverKey = new ConnectionKey((InetSocketAddress) s.getRemoteSocketAddress(),
-                        (InetSocketAddress) s.getLocalSocketAddress());
-                Thread accepting = new Thread(() -> server[0] = b.awaitPairing(serverKey, WAIT, hooks), "sora-rdma-selftest");
-                accepting.start();
-                long start = System.nanoTime();
-                PairingResult client = t.connect(new ConnectionKey((InetSocketAddress) c.getLocalSocketAddress(),
-                        (InetSocketAddress) c.getRemoteSocketAddress()), options, hooks);
-                long took = System.nanoTime() - start;
-                accepting.join(WAIT.toMillis() * 3);
-                exchange(client, server[0]);
-                return took;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("RDMA self-test interrupted", e);
-            } finally {
-                b.close();
+        if (!Futex.isAvailable()) {
+            // without libsora: the JDK's sockets (on a start beside main, the gate may then wait for it)
+            try (ServerSocket ss = new ServerSocket(0, 1, address);
+                 Socket c = new Socket(address, ss.getLocalPort());
+                 Socket s = ss.accept()) {
+                return pair(t, (InetSocketAddress) ss.getLocalSocketAddress(), (InetSocketAddress) c.getLocalSocketAddress(),
+                        options, hooks);
             }
+        }
+        try (NativeSockets.TcpPair tcp = NativeSockets.tcpPair(address)) {
+            return pair(t, new InetSocketAddress(address, tcp.serverPort), new InetSocketAddress(address, tcp.clientPort),
+                    options, hooks);
+        }
+    }
+
+    /** Pairs the TCP connection {@code client -> server} (both ends in this process) and exchanges a byte each way. */
+    private static long pair(DisniTransport t, InetSocketAddress server, InetSocketAddress client, PairingOptions options,
+                             SocketHooks hooks) throws IOException {
+        ServerBinding b = t.listen(server, k -> new AcceptPolicy.Allow(options));
+        try {
+            PairingResult[] accepted = new PairingResult[1];
+            ConnectionKey key = new ConnectionKey(client, server);
+            Thread accepting = new Thread(() -> accepted[0] = b.awaitPairing(key, WAIT, hooks), "sora-rdma-selftest");
+            accepting.start();
+            long start = System.nanoTime();
+            PairingResult connected = t.connect(key, options, hooks);
+            long took = System.nanoTime() - start;
+            accepting.join(WAIT.toMillis() * 3);
+            exchange(connected, accepted[0]);
+            return took;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("RDMA self-test interrupted", e);
+        } finally {
+            b.close();
         }
     }
 
