@@ -19,8 +19,10 @@ import java.util.concurrent.TimeUnit;
  * capable environment exists before any such load begins. A class already loaded when the agent starts
  * (another agent used sockets first) cannot be held: then the start runs before {@code main}, as always.
  *
- * <p>The starting thread itself never waits (it would wait for itself); it does not load the gated
- * classes either (checked with {@code -Xlog:class+load}). The wait is bounded ({@link #WAIT_MILLIS}, then a warning): a start that hangs
+ * <p>The starting thread itself never waits (it would wait for itself); it does not load
+ * {@code Socket} or {@code ServerSocket} (checked with {@code -Xlog:class+load}; the RDMA self-test makes its
+ * TCP connection natively for that reason), and on JDK 22+ its file reads load {@code SocketChannelImpl},
+ * which is why such loads are never held ({@link #loadedByAType}). The wait is bounded ({@link #WAIT_MILLIS}, then a warning): a start that hangs
  * costs the application that much once, never its sockets' bytes: they stay on TCP.
  */
 final class StartGate implements ClassFileTransformer {
@@ -82,6 +84,26 @@ final class StartGate implements ClassFileTransformer {
         };
     }
 
+    /**
+     * Whether a channel class is being loaded because the JDK's own code tests a type against it, not to
+     * make a channel: on JDK 22+ every file stream ({@code Files.newInputStream}, {@code readAllBytes}: an
+     * {@code instanceof SocketChannelImpl} in {@code sun.nio.ch.Streams}) and {@code FileChannel.transferTo}
+     * (a type switch in {@code FileChannelImpl}) load {@code SocketChannelImpl}. Such a load must not wait:
+     * the agent's start reads files too (its rules), and a start that needs the class a held {@code main}
+     * is loading waits for that load, which waits for the start (until 2026-11-24 every JVM on JDK 25 whose
+     * {@code main} read a file or resolved an address first stopped for the gate's 10 s, and its sockets
+     * loaded unpatched). The class then loads unpatched and is patched at the start's end, with the rest
+     * of the channel patch; a client channel that {@code main} opens meanwhile (the start's first 0.1-0.3
+     * s) stays on TCP, while server channels, streams and sockets are still held.
+     */
+    private static boolean loadedByAType(String name) {
+        if (!name.startsWith("sun/nio/ch/")) return false;
+        return StackWalker.getInstance().walk(frames -> frames.limit(64).anyMatch(f -> {
+            String c = f.getClassName();
+            return c.equals("sun.nio.ch.Streams") || c.equals("sun.nio.ch.FileChannelImpl");
+        }));
+    }
+
     private void open() {
         started.countDown();
         inst.removeTransformer(this);
@@ -92,7 +114,7 @@ final class StartGate implements ClassFileTransformer {
     public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefining,
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || redefining != null || started.getCount() == 0 || !isGated(name)
-                || Thread.currentThread() == starter) {
+                || Thread.currentThread() == starter || loadedByAType(name)) {
             return null;
         }
         try {

@@ -40,6 +40,19 @@ class StartBesideMainIT {
         assertStartedOn(jdk, "sora-start", List.of(), "ChannelFirst");
     }
 
+    /**
+     * A file read and an address resolved before the first sockets (as most applications begin): on JDK 25
+     * that loads {@code sun.nio.ch.SocketChannelImpl} (see {@code FileFirst}), and until 2026-11-24 main
+     * then waited the gate's 10 s for an agent start stuck behind that very class load, and its sockets
+     * stayed on TCP ("the agent did not start within 10000 ms").
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void aFileReadBeforeTheFirstSocketsHoldsNothingAndEverySocketPairs(Path jdk) throws Exception {
+        Path file = java.nio.file.Files.writeString(tmp.resolve("app.properties"), "answer=42\n");
+        assertStartedOn(jdk, "sora-start", List.of(), "FileFirst", file.toString());
+    }
+
     private void assertStartedOn(Path jdk, String thread, List<String> extra) throws Exception {
         assertStartedOn(jdk, thread, extra, "SameJvmChecks", "maps", tmp.toString());
     }
@@ -51,6 +64,7 @@ class StartBesideMainIT {
         try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + app, args)) {
             assertEquals(0, j.await(60_000), j.describe());
             assertEquals("shm shm", Reliability.require(j, "PATH"), j.describe());
+            if (app.equals("FileFirst")) assertEquals("shm shm", Reliability.require(j, "CHANNELPATH"), j.describe());
             List<String> timing = j.stderr().stream().filter(l -> l.contains("agent total")).toList();
             assertEquals(1, timing.size(), j.describe());
             assertTrue(timing.get(0).endsWith("on thread " + thread), timing.get(0));
