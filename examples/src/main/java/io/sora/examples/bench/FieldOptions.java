@@ -28,6 +28,8 @@ final class FieldOptions {
             "                 (default \"wait=2s\"; \"\" for none)",
             "  --timeout      seconds one client child may run before it is killed (default 120)",
             "  --jvm-arg      an extra JVM option for every child (repeatable)",
+            "  --setup-connections  connections per run of the setup row (default 300, quick 100; thousands",
+            "                 measure set-up once the JIT compiled it)",
             "  --verbose      print each child's command line");
 
     Path agent;
@@ -37,6 +39,8 @@ final class FieldOptions {
     Set<String> rows = new LinkedHashSet<>(ROWS);
     Set<String> placements = new LinkedHashSet<>(PLACEMENTS);
     Path report = Path.of("target", "bench-report");
+    /** 0: the default of {@link #setupConnections()}. */
+    int setupConnections;
     String ruleOptions = "wait=2s";
     int timeoutSeconds = 120;
     final List<String> jvmArgs = new ArrayList<>();
@@ -94,6 +98,7 @@ final class FieldOptions {
             case "--report" -> report = Path.of(value);
             case "--rule-options" -> ruleOptions = value.trim();
             case "--timeout" -> timeoutSeconds = bounded(key, value, 1, 3600);
+            case "--setup-connections" -> setupConnections = bounded(key, value, 1, 100_000);
             case "--jvm-arg" -> jvmArgs.add(value);
             default -> throw new IllegalArgumentException("unknown option '" + key + "'\n" + USAGE);
         }
@@ -114,10 +119,12 @@ final class FieldOptions {
         return quick ? 4_000 : 20_000;
     }
 
-    /** Round trips of one hog run. */
+    /** Connections of one setup run: {@code --setup-connections}, else 300 (100 with --quick): a cold JVM's first ones. */
     int setupConnections() {
-        return quick ? 100 : 300;
+        return setupConnections > 0 ? setupConnections : quick ? 100 : 300;
     }
+
+    /** Round trips of one hog run. */
 
     int hogRoundTrips() {
         return quick ? 2_500 : 10_000;
