@@ -23,8 +23,10 @@ final class PeerCredentials {
             long them = NativeSockets.peerUid(fd);
             if (them >= 0) {
                 long me = NativeSockets.effectiveUid();
-                if (them != me) throw new IOException(role + " runs as uid " + them + ", not " + me);
-                return;
+                if (them == me) return;
+                // refused: the names, looked up only now, say who (the uids if the names agree)
+                requireSameUserByName(channel, role);
+                throw new IOException(role + " runs as uid " + them + ", not " + me);
             }
             // the call failed (-errno): the JDK's way says why, or passes
         }

@@ -70,7 +70,9 @@ class PeerCredentialsTest {
             try (SocketChannel accepted = acceptWithin(server, other)) {
                 IOException byUid = assertThrows(IOException.class,
                         () -> PeerCredentials.requireSameUser(accepted, "pairing client"));
-                assertEquals("pairing client runs as uid 65534, not 0", byUid.getMessage());
+                // the native check refuses; its message names the users, as the JDK's way does
+                assertTrue(byUid.getMessage().startsWith("pairing client runs as user "), byUid.getMessage());
+                assertTrue(byUid.getMessage().endsWith(", not root"), byUid.getMessage());
                 IOException byName = assertThrows(IOException.class,
                         () -> PeerCredentials.requireSameUserByName(accepted, "pairing client"));
                 assertTrue(byName.getMessage().startsWith("pairing client runs as user "), byName.getMessage());

@@ -200,15 +200,19 @@ class ShmPairingTest {
         }
     }
 
+    /** A client that asks to pair {@code client}'s connection, takes the OFFER and leaves without COMMIT; its segment. */
+    private static Path offerThenLeave(ShmFixture fx, Socket client) throws IOException {
+        try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
+            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(client), 128)));
+            return Path.of(assertInstanceOf(Wire.Offer.class, readFrame(ch)).segmentPath());
+        }
+    }
+
     @Test
     void aClientThatLeavesAfterTheOfferLeavesNothingAndTheServerFallsBack() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             Socket[] t = fx.tcp();
-            Path seg;
-            try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
-                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
-                seg = Path.of(assertInstanceOf(Wire.Offer.class, readFrame(ch)).segmentPath());
-            }
+            Path seg = offerThenLeave(fx, t[0]);
             PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
             assertEquals("client closed the rendezvous before COMMIT", assertInstanceOf(PairingResult.Fallback.class, s).reason());
             assertFalse(Files.exists(seg));
@@ -224,11 +228,7 @@ class ShmPairingTest {
     void aClientThatLeavesAfterTheOfferIsReleasedEvenIfNoAcceptComes() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             Socket[] t = fx.tcp();
-            Path seg;
-            try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
-                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
-                seg = Path.of(assertInstanceOf(Wire.Offer.class, readFrame(ch)).segmentPath());
-            }
+            Path seg = offerThenLeave(fx, t[0]);
             ShmServerBinding b = (ShmServerBinding) fx.binding;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (Files.exists(seg) || !b.decidedTcp(ShmFixture.serverKey(t[1]))) {
@@ -259,6 +259,37 @@ class ShmPairingTest {
                 }
                 PairingResult s = fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
                 assertInstanceOf(PairingResult.Paired.class, s).connection().close();
+            }
+        }
+    }
+
+    /**
+     * An accept on a virtual thread (JDK 21+) does not wait on the channel in native code (that would hold
+     * its carrier): it hands the channel to the doorbell loop, which reads the COMMIT, and pairs as any.
+     */
+    @Test
+    void anAcceptOnAVirtualThreadPairs() throws Exception {
+        java.lang.reflect.Method ofVirtual;
+        try {
+            ofVirtual = Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, "virtual threads need JDK 21+");
+            return;
+        }
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            Socket[] t = fx.tcp();
+            java.util.concurrent.CompletableFuture<PairingResult> accepted = new java.util.concurrent.CompletableFuture<>();
+            Runnable accept = () -> accepted.complete(fx.binding.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            try (SocketChannel ch = rendezvous(fx.transport, fx.serverSocket.getLocalPort())) {
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(ShmFixture.clientKey(t[0]), 128)));
+                Wire.Offer offer = assertInstanceOf(Wire.Offer.class, readFrame(ch));
+                Segment.map(Path.of(offer.segmentPath()), offer.ringC2S(), offer.ringS2C(), offer.secret());
+                Object builder = ofVirtual.invoke(null);
+                Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class).invoke(builder, accept);
+                ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
+                PairingResult s = accepted.get(30, TimeUnit.SECONDS);
+                assertInstanceOf(PairingResult.Paired.class, s).connection().close();
+                assertFalse(Files.exists(Path.of(offer.segmentPath())), "the COMMIT was taken in: the name is gone");
             }
         }
     }
