@@ -15,6 +15,7 @@ class DescriptorBudgetTest {
         volatile long limit;
         volatile long open;
         final AtomicInteger counts = new AtomicInteger();
+        final AtomicInteger limits = new AtomicInteger();
 
         Fake(long limit, long open) {
             this.limit = limit;
@@ -23,6 +24,7 @@ class DescriptorBudgetTest {
 
         @Override
         public long limit() {
+            limits.incrementAndGet();
             return limit;
         }
 
@@ -67,6 +69,22 @@ class DescriptorBudgetTest {
         now.addAndGet(DescriptorBudget.RECOUNT_NANOS);
         f.open = 5000;
         assertNotNull(b.refusal(), "after a second the count is taken again whatever the number of decisions");
+    }
+
+    @Test
+    void farBelowTheLimitTheLimitIsReadAgainOnlyAfterTenSeconds() {
+        Fake f = new Fake(8192, 100);
+        AtomicLong now = new AtomicLong();
+        DescriptorBudget b = new DescriptorBudget(f, now::get);
+        for (int i = 0; i < 5 * DescriptorBudget.RECOUNT_EVERY; i++) assertNull(b.refusal());
+        assertEquals(5, f.counts.get(), "counted every " + DescriptorBudget.RECOUNT_EVERY + " decisions");
+        assertEquals(1, f.limits.get(), "the limit read once");
+        f.limit = 150; // lowered (setrlimit): seen once the limit is read again
+        now.addAndGet(DescriptorBudget.LIMIT_TTL_NANOS);
+        assertNotNull(b.refusal(), "after ten seconds the lowered limit refuses");
+        assertEquals(2, f.limits.get());
+        assertNotNull(b.refusal());
+        assertEquals(3, f.limits.get(), "above an eighth of the limit it is read with every count");
     }
 
     @Test
