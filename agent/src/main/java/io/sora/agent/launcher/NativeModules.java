@@ -25,7 +25,8 @@ import java.util.zip.ZipFile;
  * and its native methods) and sora's transport core ({@code libsora}'s futex calls). JDK 22+ keeps the
  * native-access flag for <em>all</em> unnamed modules together, so granting it to the agent's unnamed
  * module would grant it to the application too; a named module's flag is its own. The modules export
- * their packages (the rest of the agent uses them) but open none, so no code outside can define a
+ * their packages (the rest of the agent uses them) and open none but DiSNI's {@code com.ibm.disni.verbs.impl},
+ * to the agent's own unnamed module only (the CM loop's thread-safe id map), so no code outside can define a
  * class into them, and they read the agent's unnamed module (SLF4J) and the JDK, as class-path code does.
  */
 final class NativeModules {
@@ -108,6 +109,12 @@ final class NativeModules {
             controller.addReads(m, agent.getUnnamedModule());
             for (Module jdk : ModuleLayer.boot().modules()) {
                 controller.addReads(m, jdk);
+            }
+            if (name.equals("sora.disni") && m.getPackages().contains("com.ibm.disni.verbs.impl")) {
+                // the RDMA CM loop makes DiSNI's id map of an event channel thread-safe by reflection
+                // (io.sora.transport.disni.CmLoop); opened to the agent's own unnamed module only. Without
+                // it, on JDK 22+ a closed server socket's RDMA listen id was released up to 500 ms late
+                controller.addOpens(m, "com.ibm.disni.verbs.impl", agent.getUnnamedModule());
             }
             modules.put(name, m);
         }
