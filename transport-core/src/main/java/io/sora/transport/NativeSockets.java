@@ -52,6 +52,18 @@ public final class NativeSockets {
         }
     }
 
+    /**
+     * What of this class works here, for the start-up trace: {@code libsora loaded, descriptor calls on},
+     * {@code ... off (...)} when {@code sun.nio.ch} is not exported to sora's module, or why libsora did not load.
+     */
+    public static String availability() {
+        if (!Futex.isAvailable()) {
+            return "libsora not loaded: " + Futex.availability().unavailabilityCause().map(Throwable::getMessage).orElse("?");
+        }
+        return FD_VAL != null ? "libsora loaded, descriptor calls on"
+                : "libsora loaded, descriptor calls off (sun.nio.ch is not exported to " + NativeSockets.class.getModule() + ")";
+    }
+
     /** The effective user id of the peer of the connected Unix-domain socket {@code fd}; {@code -errno} on failure. */
     public static long peerUid(int fd) {
         return peerUid0(fd);

@@ -132,14 +132,22 @@ final class NativeModules {
 
     /**
      * What the native code needs from the JDK, to these modules alone: DiSNI reads
-     * {@code sun.nio.ch.DirectBuffer.address()}; on JDK 22+ both modules get native access.
+     * {@code sun.nio.ch.DirectBuffer.address()}, the transport core {@code SelChImpl.getFDVal()}; on JDK 22+
+     * both modules get native access.
      *
      * @return null, or why native access was not granted
      */
     String grant(Instrumentation inst) throws Exception {
+        Set<Module> readers = new java.util.HashSet<>();
         Module disni = modules.get("sora.disni");
-        if (disni != null) {
-            inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.of(disni)), Map.of(),
+        if (disni != null) readers.add(disni);
+        // the transport core reads channels' descriptors (NativeSockets: the shm pairing's uid check, its
+        // poll, the accepting thread's COMMIT read); without this export those fell back to the JDK's slower
+        // ways on JDK 22+
+        Module core = modules.get("sora.transport.core");
+        if (core != null) readers.add(core);
+        if (!readers.isEmpty()) {
+            inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.copyOf(readers)), Map.of(),
                     Set.of(), Map.of());
         }
         if (Runtime.version().feature() < 22) {

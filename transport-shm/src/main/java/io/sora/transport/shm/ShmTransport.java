@@ -6,6 +6,7 @@ import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
 import io.sora.transport.Announcement;
 import io.sora.transport.Availability;
+import io.sora.transport.NativeSockets;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
@@ -79,8 +80,9 @@ public final class ShmTransport implements Transport {
         if (traced) tracer.entry(Hook.INITSHM_ENTRY, 0, "dir=" + dir.path());
         Availability a = availability();
         if (traced) {
+            // available: which native calls the pairing and the waits use (their pure-Java ways are slower)
             tracer.exit(Hook.INITSHM_EXIT, 0, a.isAvailable() ? 0 : -1,
-                    a.unavailabilityCause().map(Throwable::getMessage).orElse(null));
+                    a.unavailabilityCause().map(Throwable::getMessage).orElse(NativeSockets.availability()));
         }
         return a.isAvailable();
     }

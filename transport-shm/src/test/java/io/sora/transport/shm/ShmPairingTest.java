@@ -377,6 +377,6 @@ class ShmPairingTest {
         RecordingTracer tracer = new RecordingTracer();
         ShmTransport ok = new ShmTransport(new ShmSettings(tmp, 0), tracer);
         assertTrue(ok.initialize());
-        assertEquals(List.of("INITSHM_ENTRY detail=dir=" + ok.directory(), "INITSHM_EXIT rc=0 detail=null"), tracer.events);
+        assertEquals(List.of("INITSHM_ENTRY detail=dir=" + ok.directory(), "INITSHM_EXIT rc=0 detail=libsora loaded, descriptor calls on"), tracer.events);
     }
 }
