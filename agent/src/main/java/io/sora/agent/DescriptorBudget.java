@@ -63,12 +63,10 @@ final class DescriptorBudget {
     /** Null when one more paired connection fits; else why it stays on TCP. */
     synchronized String refusal() {
         long now = clock.getAsLong();
-        boolean fresh = lastOpen >= 0 && lastLimit > 0 && lastOpen < lastLimit / 8
-                && sinceCount < RECOUNT_EVERY && now - lastCountNanos < RECOUNT_NANOS;
+        boolean farBelow = lastOpen >= 0 && lastLimit > 0 && lastOpen < lastLimit / 8;
+        boolean fresh = farBelow && sinceCount < RECOUNT_EVERY && now - lastCountNanos < RECOUNT_NANOS;
         if (!fresh) {
-            boolean limitFresh = lastLimit > 0 && lastOpen >= 0 && lastOpen < lastLimit / 8
-                    && now - lastLimitNanos < LIMIT_TTL_NANOS;
-            if (!limitFresh) {
+            if (!farBelow || now - lastLimitNanos >= LIMIT_TTL_NANOS) {
                 lastLimit = source.limit();
                 lastLimitNanos = now;
             }

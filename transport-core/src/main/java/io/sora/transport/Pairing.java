@@ -19,7 +19,14 @@ package io.sora.transport;
  * @param <L> the medium's link (see {@link PairingMedium})
  */
 public final class Pairing<L> {
-    public enum State { HELLO, OFFERED, COMMITTED, ABORTED }
+    public enum State {
+        HELLO, OFFERED, COMMITTED, ABORTED;
+
+        /** COMMITTED or ABORTED: the pairing no longer waits for its client. */
+        public boolean over() {
+            return this == COMMITTED || this == ABORTED;
+        }
+    }
 
     private final PairingTable<L> table;
     private final ConnectionKey key;
@@ -58,7 +65,7 @@ public final class Pairing<L> {
 
     /** Ends the pairing on TCP with {@code why} (see the class comment); no effect once committed or aborted. */
     public synchronized void abort(String why) {
-        if (state == State.COMMITTED || state == State.ABORTED) return;
+        if (state.over()) return;
         try {
             table.medium.release(link);
         } finally {
@@ -72,7 +79,7 @@ public final class Pairing<L> {
     /** Waits until COMMITTED or ABORTED, at most {@code nanos}; returns the state then. */
     public synchronized State await(long nanos) throws InterruptedException {
         long deadline = System.nanoTime() + nanos;
-        while (state == State.HELLO || state == State.OFFERED) {
+        while (!state.over()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) break;
             wait(Math.max(1, left / 1_000_000L));

@@ -125,7 +125,6 @@ final class FieldOptions {
     }
 
     /** Round trips of one hog run. */
-
     int hogRoundTrips() {
         return quick ? 2_500 : 10_000;
     }

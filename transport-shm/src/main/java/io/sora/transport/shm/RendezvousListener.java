@@ -152,10 +152,7 @@ final class RendezvousListener implements Runnable {
                     hasPartials = !partials.isEmpty();
                     pausedFor = acceptPausedUntil == 0 ? 0 : Math.max(1, (acceptPausedUntil - System.nanoTime()) / 1_000_000L);
                 }
-                long timeout = hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0;
-                long sweep = handler.sweepMillis();
-                if (sweep > 0) timeout = timeout == 0 ? sweep : Math.min(timeout, sweep);
-                if (pausedFor > 0) timeout = timeout == 0 ? pausedFor : Math.min(timeout, pausedFor);
+                long timeout = soonest(soonest(hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0, handler.sweepMillis()), pausedFor);
                 if (timeout > 0) {
                     selector.select(timeout);
                 } else {
@@ -180,6 +177,11 @@ final class RendezvousListener implements Runnable {
         } finally {
             release();
         }
+    }
+
+    /** The sooner of two timed wake-ups in ms, where 0 means none. */
+    private static long soonest(long a, long b) {
+        return a == 0 ? b : b == 0 ? a : Math.min(a, b);
     }
 
     /**

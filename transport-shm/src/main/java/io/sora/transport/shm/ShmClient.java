@@ -178,25 +178,27 @@ final class ShmClient {
         // poll(2) on the descriptor: a Selector made and closed for one reply cost 38 us of every pairing.
         // Not in a virtual thread, whose carrier a native wait would hold; its Selector parks it instead
         int fd = VirtualThreads.isVirtual(Thread.currentThread()) ? -1 : NativeSockets.fd(ch);
-        if (fd >= 0) {
+        Selector sel = null;
+        try {
             for (;;) {
                 Wire.Message m = tryRead(ch, acc);
                 if (m != null) return m;
                 long left = deadline - System.nanoTime();
                 if (left <= 0) return null;
-                NativeSockets.awaitReadable(fd, (int) Math.min(Integer.MAX_VALUE, Math.max(1, left / 1_000_000L)));
+                long millis = Math.max(1, left / 1_000_000L);
+                if (fd >= 0) {
+                    NativeSockets.awaitReadable(fd, (int) Math.min(Integer.MAX_VALUE, millis));
+                } else {
+                    if (sel == null) {
+                        sel = Selector.open();
+                        ch.register(sel, SelectionKey.OP_READ);
+                    }
+                    sel.select(millis);
+                    sel.selectedKeys().clear();
+                }
             }
-        }
-        try (Selector sel = Selector.open()) {
-            ch.register(sel, SelectionKey.OP_READ);
-            for (;;) {
-                Wire.Message m = tryRead(ch, acc);
-                if (m != null) return m;
-                long left = deadline - System.nanoTime();
-                if (left <= 0) return null;
-                sel.select(Math.max(1, left / 1_000_000L));
-                sel.selectedKeys().clear();
-            }
+        } finally {
+            if (sel != null) sel.close();
         }
     }
 

@@ -73,6 +73,13 @@ final class ShmLink implements ShmMedium.CommitListener {
         }
     }
 
+    /** Threads claiming the pairing now. */
+    int claimers() {
+        synchronized (commitLock) {
+            return claimers;
+        }
+    }
+
     /**
      * Reads the COMMIT (or the client's leaving) if it is there, without blocking; {@code bySweep}: only if
      * no thread claims the pairing. True once the pairing is no longer waiting for it; false while it is,

@@ -49,8 +49,6 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     static final long SWEEP_EVERY_MILLIS = 1000;
     /** The longest a claiming thread waits on the channel before it looks at its interrupt status again. */
     static final int CLAIM_SLICE_MILLIS = 10;
-    /** Accepting threads reading a COMMIT themselves now ({@link #awaitCommit}). */
-    private final java.util.concurrent.atomic.AtomicInteger claimingAccepts = new java.util.concurrent.atomic.AtomicInteger();
     /** Direct pairings offered and not yet committed or aborted (see {@link #awaitCommit}). */
     private final java.util.Set<ShmLink> offeredDirect = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Guards {@link #spare} and the sizes wanted for it. */
@@ -149,11 +147,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         }
         long deadline = System.nanoTime() + nanos;
         link.claiming(1);
-        claimingAccepts.incrementAndGet();
         try {
             for (;;) {
                 Pairing.State s = pairing.state();
-                if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) return s;
+                if (s.over()) return s;
                 if (link.readCommit(false)) continue;
                 if (Thread.interrupted()) throw new InterruptedException();
                 long left = deadline - System.nanoTime();
@@ -172,10 +169,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
                 if (!waited) pairing.await(slice * 1_000_000L); // closed: the abort is under way
             }
         } finally {
-            claimingAccepts.decrementAndGet();
             link.claiming(-1);
-            Pairing.State s = pairing.state();
-            if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) offeredDirect.remove(link);
+            if (pairing.state().over()) offeredDirect.remove(link);
         }
     }
 
@@ -188,8 +183,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     private void sweepOffered() {
         long now = System.nanoTime();
         for (ShmLink link : offeredDirect) {
-            Pairing.State s = link.pairing().state();
-            if (s == Pairing.State.COMMITTED || s == Pairing.State.ABORTED) {
+            if (link.pairing().state().over()) {
                 offeredDirect.remove(link);
             } else if (now - link.offeredNanos() >= SWEEP_EVERY_MILLIS * 1_000_000L) {
                 link.readCommit(true);
@@ -412,9 +406,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         return table.waitingAccepts();
     }
 
-    /** Accepting threads reading a COMMIT themselves right now (tests). */
+    /** Accepting threads reading a COMMIT themselves right now, of the pairings offered (tests). */
     int claimingAccepts() {
-        return claimingAccepts.get();
+        return offeredDirect.stream().mapToInt(ShmLink::claimers).sum();
     }
 
     int entryCount() {
