@@ -6,7 +6,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -112,11 +111,11 @@ final class Segment {
     static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
     final Path path;
-    final MappedByteBuffer buffer;
+    final ByteBuffer buffer;
     final int ringC2S;
     final int ringS2C;
 
-    private Segment(Path path, MappedByteBuffer buffer, int ringC2S, int ringS2C) {
+    private Segment(Path path, ByteBuffer buffer, int ringC2S, int ringS2C) {
         this.path = path;
         this.buffer = buffer;
         this.ringC2S = ringC2S;
@@ -158,32 +157,17 @@ final class Segment {
         checkRing("client-to-server", ringC2S);
         checkRing("server-to-client", ringS2C);
         if (secret.length != SECRET_SIZE) throw new IllegalArgumentException("secret must be 16 bytes: " + secret.length);
-        Set<StandardOpenOption> opts = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
-        MappedByteBuffer buf;
+        ByteBuffer buf;
         long size = sizeFor(ringC2S, ringS2C);
-        boolean made = false;
-        boolean allocated = false;
         if (allocateNatively) {
-            // created and allocated in one native call, no zeros copied in: cheaper (docs/shm.md, "Limits")
-            int rc = NativeFiles.createAllocated(path, size);
-            if (rc != 0) throw notCreated(size, path, NativeFiles.describe(rc), null);
-            allocated = true;
-        }
-        try (FileChannel ch = allocated
-                ? FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
-                : FileChannel.open(path, opts, PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
-            if (!allocated) reserve(ch, size, path);
-            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-            made = true;
-        } finally {
-            if (!made) {
-                try {
-                    java.nio.file.Files.deleteIfExists(path);
-                } catch (IOException e) {
-                    // a seg-<pid>-* or spare-<pid>-* file is removed as stale once this process is gone
-                }
+            // created, allocated (no zeros copied in) and mapped in one native call: docs/shm.md, "Limits"
+            try {
+                buf = NativeFiles.mapShared(path, size, true);
+            } catch (NativeFiles.MapFailure e) {
+                throw notCreated(size, path, e.reason(), e);
             }
+        } else {
+            buf = createMapped(path, size);
         }
         buf.order(ByteOrder.nativeOrder());
         buf.putInt(OFF_VERSION, VERSION);
@@ -193,6 +177,27 @@ final class Segment {
         buf.put(OFF_SECRET, secret, 0, SECRET_SIZE);
         LONGS.setRelease(buf, OFF_MAGIC, MAGIC);
         return new Segment(path, buf, ringC2S, ringS2C);
+    }
+
+    /** Where the native library is not loaded: the JDK's file channel, the pages reserved by writing zeros. */
+    private static ByteBuffer createMapped(Path path, long size) throws IOException {
+        Set<StandardOpenOption> opts = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        boolean made = false;
+        try (FileChannel ch = FileChannel.open(path, opts, PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
+            reserve(ch, size, path);
+            ByteBuffer buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+            made = true;
+            return buf;
+        } finally {
+            if (!made) {
+                try {
+                    java.nio.file.Files.deleteIfExists(path);
+                } catch (IOException e) {
+                    // a seg-<pid>-* or spare-<pid>-* file is removed as stale once this process is gone
+                }
+            }
+        }
     }
 
     /**
@@ -241,12 +246,16 @@ final class Segment {
         checkRing("client-to-server", ringC2S);
         checkRing("server-to-client", ringS2C);
         long size = sizeFor(ringC2S, ringS2C);
-        MappedByteBuffer buf;
-        // NOFOLLOW_LINKS: a planted symbolic link must not make us map some other file.
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
-            if (ch.size() != size) throw new IOException(path + " has " + ch.size() + " bytes, offer says " + size);
-            buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+        ByteBuffer buf;
+        if (NativeFiles.isAvailable()) {
+            buf = NativeFiles.mapShared(path, size, false); // one native call (docs/shm.md, "Limits")
+        } else {
+            // NOFOLLOW_LINKS: a planted symbolic link must not make us map some other file.
+            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS)) {
+                if (ch.size() != size) throw new IOException(path + " has " + ch.size() + " bytes, offer says " + size);
+                buf = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+            }
         }
         buf.order(ByteOrder.nativeOrder());
         long magic = (long) LONGS.getAcquire(buf, OFF_MAGIC);

@@ -13,7 +13,6 @@ import io.sora.transport.VirtualThreads;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.SocketChannel;
 
 /**
@@ -47,7 +46,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     private final long id;
-    private final MappedByteBuffer buf;
+    private final ByteBuffer buf;
     private final SocketChannel channel;
     private final Tracer tracer;
     private final int recvBase;
