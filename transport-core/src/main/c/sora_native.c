@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -199,6 +200,22 @@ EXPORT JNIEXPORT jobject JNICALL Java_io_sora_transport_NativeFiles_map0(JNIEnv 
 done:
     if (!(*env)->ExceptionCheck(env)) (*env)->SetLongArrayRegion(env, out, 0, 3, r);
     return result;
+}
+
+/* rename(2) of one NUL-terminated path to another (atomic within a file system). Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeFiles_rename0(JNIEnv *env, jclass cls, jbyteArray from,
+                                                                        jbyteArray to)
+{
+    (void)cls;
+    char a[4096];
+    char b[4096];
+    jsize na = (*env)->GetArrayLength(env, from);
+    jsize nb = (*env)->GetArrayLength(env, to);
+    if (na < 1 || nb < 1 || na > (jsize)sizeof(a) || nb > (jsize)sizeof(b)) return -EINVAL;
+    (*env)->GetByteArrayRegion(env, from, 0, na, (jbyte *)a);
+    (*env)->GetByteArrayRegion(env, to, 0, nb, (jbyte *)b);
+    if (a[na - 1] != '\0' || b[nb - 1] != '\0') return -EINVAL;
+    return rename(a, b) == 0 ? 0 : -errno;
 }
 
 /* Unmaps what map0 mapped (address and size as it returned them). Returns 0 or -errno. */

@@ -136,7 +136,7 @@ final class ClientDecisions {
                 RuleTerms.capped(ruled.fallbackWait(), maxWait));
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
                 () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
-        recorder.record(socket, Side.CLIENT, rule, result);
+        recorder.record(socket, Side.CLIENT, key, rule, result);
     }
 
     /** Detach: every announcement still out is withdrawn. */

@@ -58,13 +58,20 @@ final class PathRecorder {
         return result;
     }
 
-    /** The path a pairing attempt decided: the fast connection, or TCP with the fallback's reason. */
-    void record(Socket socket, Side side, Rule rule, PairingResult result) {
+    /**
+     * The path a pairing attempt decided: the fast connection, or TCP with the fallback's reason.
+     * {@code key}: the connection's two ends as the pairing named them (client first).
+     */
+    void record(Socket socket, Side side, ConnectionKey key, Rule rule, PairingResult result) {
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
             paired.put(socket, PairedSocket.register(socket, c, rule, tracer, cleaner));
-            String reason = "paired (" + RuleTerms.where(rule) + ")";
-            registry.add(socket, c.id(), side, c.path(), reason, c);
+            String reason = pairedReason(rule);
+            if (side == Side.CLIENT) {
+                registry.add(socket, c.id(), side, key.client(), key.server(), c.path(), reason, c);
+            } else {
+                registry.add(socket, c.id(), side, key.server(), key.client(), c.path(), reason, c);
+            }
             if (tracer.isOn(Category.NET)) {
                 tracer.event(Hook.PATH, c.id(), c.path(), reason,
                         "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
@@ -73,6 +80,20 @@ final class PathRecorder {
             tcp(socket, side, f.reason(), true);
         }
     }
+
+    /** "paired (FILE:LINE)", made once per rule. */
+    private static String pairedReason(Rule rule) {
+        PairedReason last = lastPaired;
+        if (last != null && last.rule == rule) return last.text;
+        PairedReason r = new PairedReason(rule, "paired (" + RuleTerms.where(rule) + ")");
+        lastPaired = r;
+        return r.text;
+    }
+
+    private record PairedReason(Rule rule, String text) {
+    }
+
+    private static volatile PairedReason lastPaired;
 
     /**
      * A connection left on TCP. {@code matched}: a rule named it (it is registered for the status view);

@@ -88,7 +88,7 @@ final class ServerDecisions {
                 }
                 return r;
             });
-            recorder.record(socket, Side.SERVER, rule, result);
+            recorder.record(socket, Side.SERVER, key, rule, result);
         } finally {
             if (server.adopted()) {
                 hotAttach.unconfirm(key);

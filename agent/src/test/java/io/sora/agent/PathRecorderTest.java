@@ -10,10 +10,12 @@ import io.sora.agent.status.ConnectionRegistry.Side;
 import io.sora.rules.Rule;
 import io.sora.rules.RuleSet;
 import io.sora.trace.Tracer;
+import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingResult;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -46,11 +48,27 @@ class PathRecorderTest {
         @Override public long bytesReceived() { return 0; }
     }
 
+    /** The pairing's key: client 127.0.0.1:40001, server [::1]:5000. */
+    private static final ConnectionKey KEY = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40001),
+            new InetSocketAddress("::1", 5000));
+
+    @Test
+    void theStatusViewShowsEachSideItsOwnEndAsLocal() {
+        recorder.record(new Socket(), Side.CLIENT, KEY, rule, new PairingResult.Paired(new Closes()));
+        recorder.record(new Socket(), Side.SERVER, KEY, rule, new PairingResult.Paired(new Closes()));
+        var rows = registry.snapshot();
+        assertEquals("127.0.0.1:40001", rows.get(0).getLocal());
+        assertEquals("[0:0:0:0:0:0:0:1]:5000", rows.get(0).getRemote());
+        assertEquals("[0:0:0:0:0:0:0:1]:5000", rows.get(1).getLocal());
+        assertEquals("127.0.0.1:40001", rows.get(1).getRemote());
+        assertEquals("paired (c.conf:1)", rows.get(1).getReason());
+    }
+
     @Test
     void aPairedSocketIsServedUntilItsCloseClosesTheFastPathOnce() {
         Socket s = new Socket();
         Closes c = new Closes();
-        recorder.record(s, Side.CLIENT, rule, new PairingResult.Paired(c));
+        recorder.record(s, Side.CLIENT, KEY, rule, new PairingResult.Paired(c));
         PairedSocket p = recorder.paired(s);
         assertNotNull(p);
         assertEquals("shm", p.connection().path());
@@ -65,7 +83,7 @@ class PathRecorderTest {
     @Test
     void aFallbackIsRecordedAsTcpWithItsReason() {
         Socket s = new Socket();
-        recorder.record(s, Side.SERVER, rule, new PairingResult.Fallback("no pairing request within 100 ms"));
+        recorder.record(s, Side.SERVER, KEY, rule, new PairingResult.Fallback("no pairing request within 100 ms"));
         assertNull(recorder.paired(s));
         assertEquals("tcp", registry.snapshot().get(0).getPath());
         assertEquals("no pairing request within 100 ms", registry.snapshot().get(0).getReason());
@@ -76,7 +94,7 @@ class PathRecorderTest {
     void aCloseWaitsForNoLockSharedByTheTable() throws Exception {
         Socket s = new Socket();
         Closes c = new Closes();
-        recorder.record(s, Side.CLIENT, rule, new PairingResult.Paired(c));
+        recorder.record(s, Side.CLIENT, KEY, rule, new PairingResult.Paired(c));
         java.lang.reflect.Field f = PathRecorder.class.getDeclaredField("paired");
         f.setAccessible(true);
         Thread closer = new Thread(() -> recorder.closed(s), "closer");

@@ -87,6 +87,21 @@ public final class NativeFiles {
         return buf;
     }
 
+    /**
+     * Renames {@code from} to {@code to} ({@code rename(2)}: atomic, replacing nothing it should not in
+     * sora's own directory), one native call where {@code Files.move} runs its option parsing and
+     * copy-file machinery on every connection's offer.
+     *
+     * @throws IOException naming both paths and the error
+     * @throws IllegalStateException if the library is not loaded
+     */
+    public static void rename(Path from, Path to) throws java.io.IOException {
+        if (!isAvailable()) throw new IllegalStateException("sora's native library is not loaded");
+        int rc = rename0((from.toString() + '\0').getBytes(StandardCharsets.UTF_8),
+                (to.toString() + '\0').getBytes(StandardCharsets.UTF_8));
+        if (rc != 0) throw new java.io.IOException(from + " -> " + to + ": " + describe(rc));
+    }
+
     /** {@link #mapShared} failed with an error number: {@link #reason()} says which, without the path. */
     public static final class MapFailure extends java.io.IOException {
         private final String reason;
@@ -131,6 +146,8 @@ public final class NativeFiles {
     private static native java.nio.ByteBuffer map0(byte[] path, long size, boolean create, long[] out);
 
     private static native int unmap0(long address, long size);
+
+    private static native int rename0(byte[] from, byte[] to);
 
     private static native int removePages0(java.nio.ByteBuffer mapping, long offset, long length);
 }

@@ -91,6 +91,19 @@ class NativeFilesTest {
     }
 
     @Test
+    void aRenameKeepsTheMappingAndSaysWhyItFailed() throws IOException {
+        Path from = dir.resolve("spare");
+        Path to = dir.resolve("seg");
+        ByteBuffer buf = NativeFiles.mapShared(from, 4096, true);
+        buf.putInt(0, 42);
+        NativeFiles.rename(from, to);
+        assertTrue(!Files.exists(from) && Files.exists(to));
+        assertEquals(42, NativeFiles.mapShared(to, 4096, false).getInt(0), "not the same file under its new name");
+        IOException gone = assertThrows(IOException.class, () -> NativeFiles.rename(from, dir.resolve("other")));
+        assertEquals(from + " -> " + dir.resolve("other") + ": No such file or directory", gone.getMessage());
+    }
+
+    @Test
     void theMappingGoesWhenItsBufferIsGarbage() throws IOException {
         Path f = dir.resolve("seg-gc");
         ByteBuffer buf = NativeFiles.mapShared(f, 4096, true);

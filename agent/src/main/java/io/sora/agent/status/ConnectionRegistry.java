@@ -52,8 +52,21 @@ public final class ConnectionRegistry {
 
     /** Registers a connection whose path was just decided, with the socket's own addresses. */
     public void add(Socket socket, long id, Side side, String path, String reason, FastConnection connection) {
-        add(socket, id, side, hostPort(socket.getLocalSocketAddress()), hostPort(socket.getRemoteSocketAddress()), path,
-                reason, connection);
+        addEntry(socket, id, side, socket.getLocalSocketAddress(), socket.getRemoteSocketAddress(), path, reason, connection);
+    }
+
+    /**
+     * Registers a connection whose path was just decided, with its addresses as the pairing knew them:
+     * no {@code getsockname} and no text made per connection (the status view formats them when asked;
+     * with thousands of connections a second, both showed in each set-up's profile).
+     */
+    public void add(Socket socket, long id, Side side, java.net.SocketAddress local, java.net.SocketAddress remote,
+                    String path, String reason, FastConnection connection) {
+        addEntry(socket, id, side, local, remote, path, reason, connection);
+    }
+
+    private static String text(Object address) {
+        return address instanceof String t ? t : hostPort((java.net.SocketAddress) address);
     }
 
     /** {@code 127.0.0.1:5000} or {@code [::1]:5000}. */
@@ -72,6 +85,12 @@ public final class ConnectionRegistry {
      */
     public void add(Socket socket, long id, Side side, String local, String remote, String path, String reason,
                     FastConnection connection) {
+        addEntry(socket, id, side, local, remote, path, reason, connection);
+    }
+
+    /** {@code local} and {@code remote}: text, or a {@link java.net.SocketAddress} formatted when shown. */
+    private void addEntry(Socket socket, long id, Side side, Object local, Object remote, String path, String reason,
+                          FastConnection connection) {
         Entry e = new Entry(new WeakReference<>(socket), id, side, local, remote, path, reason, connection, clock.getAsLong());
         entries.add(e);
         bySocket.put(socket, e);
@@ -128,8 +147,9 @@ public final class ConnectionRegistry {
         final WeakReference<Socket> socket;
         final long id;
         final Side side;
-        final String local;
-        final String remote;
+        /** Text, or a socket address formatted by {@link #info} ({@link #text}). */
+        final Object local;
+        final Object remote;
         final String path;
         final String reason;
         /** Dropped at close (its mapped memory must not outlive the connection); the counts stay. */
@@ -139,7 +159,7 @@ public final class ConnectionRegistry {
         final long createdAt;
         volatile long closedAt;
 
-        Entry(WeakReference<Socket> socket, long id, Side side, String local, String remote, String path,
+        Entry(WeakReference<Socket> socket, long id, Side side, Object local, Object remote, String path,
               String reason, FastConnection connection, long createdAt) {
             this.socket = socket;
             this.id = id;
@@ -178,7 +198,7 @@ public final class ConnectionRegistry {
             long sent = c == null ? sentAtClose : c.bytesSent();
             long received = c == null ? receivedAtClose : c.bytesReceived();
             long end = closedAt == 0 ? now : closedAt;
-            return new ConnectionInfo(id, side.label(), local, remote, path, reason == null ? "" : reason, sent,
+            return new ConnectionInfo(id, side.label(), text(local), text(remote), path, reason == null ? "" : reason, sent,
                     received, Math.max(0, end - createdAt), closedAt == 0 ? "open" : "closed");
         }
     }

@@ -237,7 +237,11 @@ final class Segment {
      * file); the mapping is unchanged.
      */
     Segment renamed(Path to) throws IOException {
-        java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        if (NativeFiles.isAvailable()) {
+            NativeFiles.rename(path, to);
+        } else {
+            java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        }
         return new Segment(to, buffer, ringC2S, ringS2C);
     }
 

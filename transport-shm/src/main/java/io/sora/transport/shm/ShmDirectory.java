@@ -189,12 +189,24 @@ final class ShmDirectory {
 
     /** A fresh, unguessable segment file name carrying our pid (so leftovers can be attributed). */
     Path newSegmentPath() {
-        return path.resolve("seg-" + owner() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+        return path.resolve("seg-" + Names.SUFFIX + Long.toHexString(Names.COUNTER.incrementAndGet()));
     }
 
     /** A fresh name for a listener's spare segment (made ahead of its offer, renamed by it). */
     Path newSparePath() {
-        return path.resolve("spare-" + owner() + "-" + HexFormat.of().formatHex(randomBytes(8)));
+        return path.resolve("spare-" + Names.SUFFIX + Long.toHexString(Names.COUNTER.incrementAndGet()));
+    }
+
+    /**
+     * What makes segment names unique: {@code <pid>.<pidns>-<random>.<counter>}, the random part drawn
+     * once per process (a file left by an earlier process of the same pid, not swept yet, cannot take
+     * a name), the counter per name. The names need no secrecy (the directory is 0700; each segment has
+     * its own secret); until 2026-11-24 each was 8 bytes read from /dev/urandom and hex-formatted per
+     * connection, one more read and formatter on every set-up.
+     */
+    private static final class Names {
+        static final String SUFFIX = owner() + "-" + HexFormat.of().formatHex(randomBytes(4)) + ".";
+        static final java.util.concurrent.atomic.AtomicLong COUNTER = new java.util.concurrent.atomic.AtomicLong();
     }
 
     /** {@code <pid>.<pid namespace>} ({@code <pid>} where the namespace is unknown): who made a segment file. */
