@@ -25,6 +25,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -360,6 +362,100 @@ fail:
 
 /* Closes a descriptor tcpPair0 made. Returns 0 or -errno. */
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_close0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    return close(fd) == 0 ? 0 : -errno;
+}
+
+/*
+ * The shm doorbell loop's own epoll set (NativeEpoll): the thread that pairs a connection adds its
+ * control channel to the set itself (epoll_ctl may run beside an epoll_wait), where the JDK's Selector
+ * queues each registration, cancellation and change of events for its selecting thread and wakes it:
+ * three wake-ups of the doorbell thread per connection and side (registration, the peer's end, the
+ * cancelled key), measured, where the end alone needs one.
+ * create0: out[0] = the epoll descriptor, out[1] = an eventfd in the set with data 0 (wake0 makes the
+ * waiting thread return). Returns 0 or -errno.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_create0(JNIEnv *env, jclass cls, jintArray out)
+{
+    (void)cls;
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0) return -errno;
+    int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ev < 0) {
+        int err = errno;
+        close(ep);
+        return -err;
+    }
+    struct epoll_event e;
+    memset(&e, 0, sizeof(e));
+    e.events = EPOLLIN;
+    e.data.u64 = 0;
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) != 0) {
+        int err = errno;
+        close(ev);
+        close(ep);
+        return -err;
+    }
+    jint r[2] = {ep, ev};
+    (*env)->SetIntArrayRegion(env, out, 0, 2, r);
+    return 0;
+}
+
+/* epoll_ctl(epfd, op, fd) with the given events and 64-bit data. Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_ctl0(JNIEnv *env, jclass cls, jint epfd, jint op,
+                                                                     jint fd, jint events, jlong data)
+{
+    (void)env;
+    (void)cls;
+    struct epoll_event e;
+    memset(&e, 0, sizeof(e));
+    e.events = (uint32_t)events;
+    e.data.u64 = (uint64_t)data;
+    return epoll_ctl(epfd, op, fd, &e) == 0 ? 0 : -errno;
+}
+
+/*
+ * Waits for events (timeoutMillis < 0: no limit) and writes each as two longs, its data and its
+ * events, into out (room for out.length / 2, at most 64). Returns how many, 0 on a signal, or -errno.
+ * The eventfd's own event (data 0) is drained here.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_wait0(JNIEnv *env, jclass cls, jint epfd, jint efd,
+                                                                      jlongArray out, jint timeoutMillis)
+{
+    (void)cls;
+    struct epoll_event evs[64];
+    jsize room = (*env)->GetArrayLength(env, out) / 2;
+    if (room > 64) room = 64;
+    if (room < 1) return -EINVAL;
+    int n = epoll_wait(epfd, evs, room, timeoutMillis);
+    if (n < 0) return errno == EINTR ? 0 : -errno;
+    jlong r[128];
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u64 == 0) {
+            uint64_t drained;
+            ssize_t unused = read(efd, &drained, sizeof(drained));
+            (void)unused;
+        }
+        r[2 * i] = (jlong)evs[i].data.u64;
+        r[2 * i + 1] = (jlong)evs[i].events;
+    }
+    if (n > 0) (*env)->SetLongArrayRegion(env, out, 0, 2 * n, r);
+    return n;
+}
+
+/* Makes a wait0 on the set return (or the next one, at once). Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_wake0(JNIEnv *env, jclass cls, jint efd)
+{
+    (void)env;
+    (void)cls;
+    uint64_t one = 1;
+    return write(efd, &one, sizeof(one)) == (ssize_t)sizeof(one) || errno == EAGAIN ? 0 : -errno;
+}
+
+/* Closes a descriptor create0 made. Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_close0(JNIEnv *env, jclass cls, jint fd)
 {
     (void)env;
     (void)cls;

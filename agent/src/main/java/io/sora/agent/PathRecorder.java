@@ -90,7 +90,15 @@ final class PathRecorder {
         return r.text;
     }
 
-    private record PairedReason(Rule rule, String text) {
+    /** A plain class: a record's generated methods would link ObjectMethods at start-up (NoGeneratedRecordMethodsTest). */
+    private static final class PairedReason {
+        final Rule rule;
+        final String text;
+
+        PairedReason(Rule rule, String text) {
+            this.rule = rule;
+            this.text = text;
+        }
     }
 
     private static volatile PairedReason lastPaired;

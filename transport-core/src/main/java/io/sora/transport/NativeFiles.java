@@ -66,7 +66,7 @@ public final class NativeFiles {
      * with mode 0600 from the start and every page allocated first ({@code posix_fallocate}, as
      * {@link #createAllocated}), and removed again if anything fails.
      * The mapping is unmapped once the returned buffer (and every view of it) is unreachable, as the
-     * JDK does for {@code FileChannel.map}.
+     * JDK does for {@code FileChannel.map}, by this class's thread {@code sora-unmap} (see {@link #stopUnmapping}).
      *
      * @throws IOException naming the file: "No space left on device" when a full file system cannot
      *         hold it, its real size when that differs, "not a regular file"
@@ -83,7 +83,7 @@ public final class NativeFiles {
             if (rc == 2) throw new java.io.IOException(path + " is not a regular file");
             throw new MapFailure(path, describe(rc));
         }
-        Unmapper.register(buf, out[2], out[1]);
+        Mapping.register(buf, out[2], out[1]);
         return buf;
     }
 
@@ -116,28 +116,90 @@ public final class NativeFiles {
         }
     }
 
-    /** Unmaps mappings of {@link #mapShared} when their buffers become unreachable (one daemon thread, made at first use). */
-    private static final class Unmapper implements Runnable {
-        private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create(r -> {
-            Thread t = new Thread(r, "sora-unmap");
-            t.setDaemon(true);
-            return t;
-        });
-        private final long address;
-        private final long size;
+    /**
+     * Unmaps the mappings of {@link #mapShared} whose buffers (and every view of them) the collector
+     * found unreachable, now, on this thread; returns how many. The thread {@code sora-unmap} does this
+     * as they are found (tests call it to see it done).
+     */
+    public static int unmapCollected() {
+        int n = 0;
+        for (Object r; (r = Mapping.QUEUE.poll()) != null; ) n += unmap((Mapping) r);
+        return n;
+    }
 
-        private Unmapper(long address, long size) {
+    private static int unmap(Mapping m) {
+        if (!Mapping.LIVE.remove(m)) return 0;
+        unmap0(m.address, m.size);
+        return 1;
+    }
+
+    /**
+     * At the agent's detach: the thread {@code sora-unmap} unmaps what is collectable now and ends. A
+     * live thread of the agent's code keeps its class loader in memory (as {@code SocketCleaner}
+     * explains), and so would a thread that waited for the last mapping: a mapping reachable from that
+     * loader's own state never goes. What stays mapped after a detach is the segments of connections
+     * still open then (4 KiB each once they close: their rings' pages go back at close, see
+     * {@link #removePages}), until the JVM exits.
+     */
+    public static void stopUnmapping() {
+        Thread t;
+        synchronized (Mapping.class) {
+            Mapping.closing = true;
+            t = Mapping.reaper;
+        }
+        if (t != null) t.interrupt();
+    }
+
+    /** A mapping of {@link #mapShared}, unmapped by {@link #unmapCollected} once its buffer is unreachable. */
+    private static final class Mapping extends java.lang.ref.PhantomReference<java.nio.ByteBuffer> {
+        static final java.lang.ref.ReferenceQueue<java.nio.ByteBuffer> QUEUE = new java.lang.ref.ReferenceQueue<>();
+        /** Keeps the references reachable until they are enqueued (a phantom reference must be). */
+        static final java.util.Set<Mapping> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final long address;
+        final long size;
+
+        private Mapping(java.nio.ByteBuffer buf, long address, long size) {
+            super(buf, QUEUE);
             this.address = address;
             this.size = size;
         }
 
+        /** The thread that unmaps (null while none runs), and whether the agent detached: guarded by Mapping.class. */
+        static Thread reaper;
+        static boolean closing;
+
         static void register(java.nio.ByteBuffer buf, long address, long size) {
-            CLEANER.register(buf, new Unmapper(address, size));
+            LIVE.add(new Mapping(buf, address, size));
+            synchronized (Mapping.class) {
+                if (reaper == null && !closing) {
+                    Thread t = new Thread(Mapping::reap, "sora-unmap");
+                    t.setDaemon(true);
+                    reaper = t;
+                    t.start();
+                }
+            }
         }
 
-        @Override
-        public void run() {
-            unmap0(address, size);
+        /** Unmaps what the collector hands over, until {@link #stopUnmapping}. */
+        private static void reap() {
+            try {
+                for (;;) {
+                    synchronized (Mapping.class) {
+                        if (closing) return;
+                    }
+                    try {
+                        unmap((Mapping) QUEUE.remove());
+                        unmapCollected();
+                    } catch (InterruptedException e) {
+                        // stopUnmapping, or someone else's interrupt: look at closing
+                    }
+                }
+            } finally {
+                unmapCollected();
+                synchronized (Mapping.class) {
+                    reaper = null;
+                }
+            }
         }
     }
 

@@ -52,6 +52,11 @@ public final class NativeSockets {
         }
     }
 
+    /** Whether {@link #fd} can give descriptors here (the library loaded, {@code sun.nio.ch} reachable). */
+    public static boolean descriptorCallsOn() {
+        return FD_VAL != null && Futex.isAvailable();
+    }
+
     /**
      * What of this class works here, for the start-up trace: {@code libsora loaded, descriptor calls on},
      * {@code ... off (...)} when {@code sun.nio.ch} is not exported to sora's module, or why libsora did not load.

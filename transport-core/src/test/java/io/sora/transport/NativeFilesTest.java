@@ -113,12 +113,12 @@ class NativeFilesTest {
         WeakReference<ByteBuffer> gone = new WeakReference<>(view);
         view.put(0, (byte) 1);
         view = null;
-        // bounded: the collector clears the buffer, then the cleaner's thread unmaps it
+        // bounded: the collector finds the buffer unreachable and enqueues it; unmapCollected unmaps it
         for (int i = 0; i < 500 && (gone.get() != null || mapped(f)); i++) {
             System.gc();
-            Thread.onSpinWait();
+            NativeFiles.unmapCollected();
             try {
-                Thread.sleep(10); // the cleaner thread runs asynchronously; this polls a condition, bounded
+                Thread.sleep(10); // the reference handler enqueues asynchronously; this polls a condition, bounded
             } catch (InterruptedException e) {
                 throw new IOException(e);
             }

@@ -36,6 +36,7 @@ class NativeCallsIT {
         List<String> init = Files.readAllLines(trace).stream()
                 .filter(l -> l.contains("\"hook\":\"initshm\"") && l.contains("\"rc\":")).toList();
         assertEquals(1, init.size(), "initshm exit lines: " + init);
-        assertTrue(init.get(0).contains("\"rc\":0") && init.get(0).contains("libsora loaded, descriptor calls on"), init.get(0));
+        assertTrue(init.get(0).contains("\"rc\":0") && init.get(0).contains("libsora loaded, descriptor calls on")
+                && init.get(0).contains("doorbells in an epoll set of sora's own"), init.get(0));
     }
 }

@@ -37,7 +37,7 @@ class SegmentPrivacyIT {
             // the rendezvous socket, and the listener's spare segment (made ahead of the next offer)
             List<String> files = lines(j, "FILE ");
             List<String> sockets = files.stream().filter(f -> f.matches("port-\\d+\\.net\\d+\\.sock rw-------")).toList();
-            List<String> spares = files.stream().filter(f -> f.matches("spare-\\d+\\.\\d+-[0-9a-f]{16} rw-------")).toList();
+            List<String> spares = files.stream().filter(f -> f.matches("spare-\\d+\\.\\d+-[0-9a-f]{8}\\.[0-9a-f]+ rw-------")).toList();
             assertEquals(1, sockets.size(), "one rendezvous socket, mode 0600: " + files);
             assertTrue(spares.size() <= 1, "at most one spare segment, mode 0600: " + files);
             assertEquals(files.size(), sockets.size() + spares.size(), "nothing else: " + files);

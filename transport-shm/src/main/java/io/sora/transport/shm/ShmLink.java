@@ -136,12 +136,7 @@ final class ShmLink implements ShmMedium.CommitListener {
     /** Unlinks the segment (if one was made) and drops the channel: the client sees EOF, or its control channel drop. */
     void release() {
         unlink();
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // nothing left to release
-        }
-        DoorbellLoop.get().wakeup();
+        DoorbellLoop.get().close(channel); // out of the loop's watch first (if it was given it), then closed
     }
 
     private void unlink() {

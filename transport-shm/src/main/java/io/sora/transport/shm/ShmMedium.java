@@ -489,12 +489,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** Drops the control channel abruptly, as a dying process would (tests simulate peer death with it). */
     void closeChannel() {
         if (channel == null) return;
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // nothing left to release
-        }
-        DoorbellLoop.get().wakeup();
+        DoorbellLoop.get().close(channel); // out of the loop's watch first, then closed
     }
 
     /**

@@ -82,7 +82,8 @@ public final class ShmTransport implements Transport {
         if (traced) {
             // available: which native calls the pairing and the waits use (their pure-Java ways are slower)
             tracer.exit(Hook.INITSHM_EXIT, 0, a.isAvailable() ? 0 : -1,
-                    a.unavailabilityCause().map(Throwable::getMessage).orElse(NativeSockets.availability()));
+                    a.unavailabilityCause().map(Throwable::getMessage).orElse(NativeSockets.availability()
+                            + (DoorbellLoop.Mode.NATIVE ? ", doorbells in an epoll set of sora's own" : ", doorbells in a Selector")));
         }
         return a.isAvailable();
     }
@@ -174,13 +175,14 @@ public final class ShmTransport implements Transport {
     }
 
     /**
-     * The doorbell thread, the only one that outlives a listener, ends with the last connection still
-     * open (see {@link Transport#detach}). It belongs to this class loader, so to every shm transport of
+     * The doorbell thread, which outlives the listeners, ends with the last connection still open (see
+     * {@link Transport#detach}); the segments' unmapping thread ends now ({@link io.sora.transport.NativeFiles#stopUnmapping}). It belongs to this class loader, so to every shm transport of
      * the agent (the warm-up's too).
      */
     @Override
     public void detach() {
         DoorbellLoop.get().closeWhenIdle();
+        io.sora.transport.NativeFiles.stopUnmapping(); // its thread ends now (what stays mapped: NativeFiles)
     }
 
     /**

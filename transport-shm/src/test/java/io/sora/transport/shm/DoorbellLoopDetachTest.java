@@ -13,7 +13,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,9 +25,11 @@ class DoorbellLoopDetachTest {
     @TempDir
     Path dir;
 
-    @Test
-    void theLoopEndsWithItsLastChannelAfterADetachAndRestartsForALateOne() throws Exception {
-        DoorbellLoop loop = new DoorbellLoop();
+    @ParameterizedTest(name = "native epoll set: {0}")
+    @ValueSource(booleans = {true, false})
+    void theLoopEndsWithItsLastChannelAfterADetachAndRestartsForALateOne(boolean nativeSet) throws Exception {
+        assertTrue(!nativeSet || DoorbellLoop.NATIVE, "the epoll set needs libsora and sun.nio.ch, both here");
+        DoorbellLoop loop = new DoorbellLoop(nativeSet);
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
             SocketChannel[] first = pair(server);

@@ -12,7 +12,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,11 +36,13 @@ class DoorbellLoopShutdownTest {
         return null;
     }
 
-    @Test
-    void shutdownEndsTheLoopThreadAndNothingRegistersAfterwards() throws Exception {
+    @ParameterizedTest(name = "native epoll set: {0}")
+    @ValueSource(booleans = {true, false})
+    void shutdownEndsTheLoopThreadAndNothingRegistersAfterwards(boolean nativeSet) throws Exception {
+        assertTrue(!nativeSet || DoorbellLoop.NATIVE, "the epoll set needs libsora and sun.nio.ch, both here");
         Thread[] before = new Thread[Thread.activeCount() + 16];
         Thread[] existing = java.util.Arrays.copyOf(before, Thread.enumerate(before));
-        DoorbellLoop loop = new DoorbellLoop();
+        DoorbellLoop loop = new DoorbellLoop(nativeSet);
         Path sock = dir.resolve("s");
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(sock));

@@ -377,6 +377,6 @@ class ShmPairingTest {
         RecordingTracer tracer = new RecordingTracer();
         ShmTransport ok = new ShmTransport(new ShmSettings(tmp, 0), tracer);
         assertTrue(ok.initialize());
-        assertEquals(List.of("INITSHM_ENTRY detail=dir=" + ok.directory(), "INITSHM_EXIT rc=0 detail=libsora loaded, descriptor calls on"), tracer.events);
+        assertEquals(List.of("INITSHM_ENTRY detail=dir=" + ok.directory(), "INITSHM_EXIT rc=0 detail=libsora loaded, descriptor calls on, doorbells in an epoll set of sora's own"), tracer.events);
     }
 }
