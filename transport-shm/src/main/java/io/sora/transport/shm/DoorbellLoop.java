@@ -146,6 +146,7 @@ final class DoorbellLoop {
         synchronized (this) { // with startNatively(): a loop ending when idle sees this registration, or is replaced
             NativeEpoll ep = startNatively();
             synchronized (stripe(channel)) {
+                if (watches.containsKey(channel)) return; // watched already (a second ADD would fail with EEXIST)
                 int fd = NativeSockets.fd(channel);
                 if (fd < 0) return; // closed already: its end was seen, or is its closer's to report
                 Watch w = new Watch(channel, fd, ids.incrementAndGet(), handler);

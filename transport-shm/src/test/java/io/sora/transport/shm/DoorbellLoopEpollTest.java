@@ -31,9 +31,12 @@ class DoorbellLoopEpollTest {
             server.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
             SocketChannel[] first = pair(server);
             CountDownLatch firstRang = new CountDownLatch(1);
-            loop.register(first[0], counting(firstRang, new AtomicInteger()));
+            AtomicInteger firstCalls = new AtomicInteger();
+            loop.register(first[0], counting(firstRang, firstCalls));
+            loop.register(first[0], counting(new CountDownLatch(1), new AtomicInteger())); // twice: watched once, by the first
             first[1].write(ByteBuffer.wrap(new byte[] {1}));
             assertTrue(firstRang.await(10, TimeUnit.SECONDS), "no bell");
+            assertEquals(1, firstCalls.get(), "one bell, one call");
             long before = loop.turns();
             // 50 connections registered and closed here, none of them rung: the loop sleeps through all of it
             List<SocketChannel> peers = new ArrayList<>();
