@@ -34,6 +34,10 @@ final class ChildArgs {
         return a;
     }
 
+    boolean has(String key) {
+        return values.containsKey(key);
+    }
+
     String get(String key) {
         String v = values.get(key);
         if (v == null) {

@@ -38,6 +38,11 @@ final class ChildProcess {
         this.process = process;
     }
 
+    /** The child's process id. */
+    long pid() {
+        return process.pid();
+    }
+
     static ChildProcess start(String name, List<String> command, Path dir) {
         Path out = dir.resolve(name + ".out");
         Path err = dir.resolve(name + ".err");

@@ -322,6 +322,7 @@ public final class FieldBench {
             server.awaitLine("READY", deadline(READY_SECONDS));
             List<String> cArgs = new ArrayList<>(common);
             cArgs.add("agent=" + (clientAgent ? "yes" : "no"));
+            cArgs.add("server_pid=" + server.pid()); // CPU per connection of both processes (FieldChurnClient)
             client = launch(tag + "-client", p.clientCpu(), clientAgent ? agentOption(tag + "-client", port, false) : List.of(),
                     FieldChurnClient.class.getName(), cArgs, true);
             client.awaitExit(deadline(o.timeoutSeconds));

@@ -9,9 +9,14 @@ import java.net.Socket;
  * another, each timed from {@code new Socket(address, port)} to the first answer byte (a one-byte
  * request and its one-byte answer: what an application waits before its first reply), then closed.
  * The path of every connection is checked ({@link ChildArgs#checkPath}) outside the timed interval.
- * Prints {@code RESULT path=P rts=N median_ns=... p99_ns=... max_ns=... first_ns=... mean_ns=...}.
+ * Prints {@code RESULT path=P rts=N median_ns=... p99_ns=... max_ns=... first_ns=... mean_ns=...}, and
+ * with {@code server_pid} the CPU time both processes spent per connection over the second half of the
+ * run ({@code cpu_ns_per_conn}, {@code client_cpu_ns_per_conn}, {@code server_cpu_ns_per_conn}; user +
+ * system time of every thread, the JIT's included, from {@code /proc/<pid>/stat}, read before
+ * connection n/2 and before the last): wall time on a shared 2-CPU machine moves with its neighbours,
+ * CPU time much less.
  *
- * <pre>FieldChurnClient address=IP port=N n=N path=tcp|shm agent=yes|no timeout=S</pre>
+ * <pre>FieldChurnClient address=IP port=N n=N path=tcp|shm agent=yes|no timeout=S [server_pid=PID]</pre>
  */
 public final class FieldChurnClient {
     private FieldChurnClient() {
@@ -25,7 +30,16 @@ public final class FieldChurnClient {
         long[] samples = new long[n];
         String address = a.get("address");
         int port = a.getInt("port");
+        long serverPid = a.has("server_pid") ? a.getLong("server_pid") : -1;
+        long self = ProcessHandle.current().pid();
+        long[] cpuHalf = null;
+        long[] cpuEnd = null;
         for (int i = 0; i < n; i++) {
+            if (serverPid > 0 && n >= 4 && (i == n / 2 || i == n - 1)) {
+                long[] now = {cpuTicks(self), cpuTicks(serverPid)};
+                if (i == n / 2) cpuHalf = now;
+                else cpuEnd = now;
+            }
             long t0 = System.nanoTime();
             Socket s = new Socket(address, port);
             try (s) {
@@ -44,8 +58,32 @@ public final class FieldChurnClient {
         for (long v : samples) sum += v;
         long median = Stats.percentile(samples, 50);
         long p99 = Stats.percentile(samples, 99);
+        String cpu = "";
+        if (cpuHalf != null && cpuEnd != null && cpuHalf[0] >= 0 && cpuHalf[1] >= 0 && cpuEnd[0] >= 0 && cpuEnd[1] >= 0) {
+            long conns = (n - 1) - n / 2;
+            long nsPerTick = 1_000_000_000L / TICKS_PER_SECOND;
+            long client = (cpuEnd[0] - cpuHalf[0]) * nsPerTick / conns;
+            long server = (cpuEnd[1] - cpuHalf[1]) * nsPerTick / conns;
+            cpu = " cpu_ns_per_conn=" + (client + server) + " client_cpu_ns_per_conn=" + client
+                    + " server_cpu_ns_per_conn=" + server;
+        }
         System.out.println("RESULT path=" + a.get("path") + " rts=" + n + " median_ns=" + median + " p99_ns=" + p99
                 + " max_ns=" + samples[n - 1] + " first_ns=" + first + " mean_ns=" + sum / n
-                + " rtps=" + String.format(java.util.Locale.ROOT, "%.1f", n * 1e9 / sum));
+                + " rtps=" + String.format(java.util.Locale.ROOT, "%.1f", n * 1e9 / sum) + cpu);
+    }
+
+    /** USER_HZ: the unit of utime and stime in /proc/<pid>/stat (100 on Linux's common configurations). */
+    private static final long TICKS_PER_SECOND = 100;
+
+    /** utime + stime of every thread of {@code pid} in clock ticks; -1 when it cannot be read. */
+    static long cpuTicks(long pid) {
+        try {
+            String s = new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc/" + pid + "/stat")),
+                    java.nio.charset.StandardCharsets.US_ASCII);
+            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 }

@@ -122,6 +122,17 @@ final class FieldReport {
                         us(FieldCase.medianOfMedians(c.shm)) + " / " + us(FieldCase.medianOfP99(c.shm))});
                 }
             }
+            case "setup" -> {
+                t.add(new String[] {"setting", "tcp median", "tcp p99", "shm median", "shm p99", "ratio", "spread",
+                    "first connection (tcp / shm)", "CPU per connection, both processes, 2nd half (tcp / shm)"});
+                for (FieldCase c : of) {
+                    FieldStats.Summary r = c.ratio();
+                    t.add(new String[] {c.setting, us(FieldCase.medianOfMedians(c.tcp)), us(FieldCase.medianOfP99(c.tcp)),
+                        us(FieldCase.medianOfMedians(c.shm)), us(FieldCase.medianOfP99(c.shm)), ratio(r.median()), spread(r),
+                        us(value(c.tcp, "first_ns")) + " / " + us(value(c.shm, "first_ns")),
+                        us(value(c.tcp, "cpu_ns_per_conn")) + " / " + us(value(c.shm, "cpu_ns_per_conn"))});
+                }
+            }
             default -> {
                 t.add(new String[] {"setting", "tcp median", "tcp p99", "shm median", "shm p99", "ratio", "spread",
                     "first round trip (tcp / shm)"});
@@ -283,7 +294,9 @@ final class FieldReport {
             case "conns" -> "conns: concurrent connections from one client JVM, one thread each";
             case "hog" -> "hog: 4 KiB ping-pong while one thread of another process computes without pause";
             case "setup" -> "setup: connections one after another, each timed from new Socket() to its first 1-byte answer;"
-                    + " 'accept' = a client without sora against a server with an shm accept rule (the shm column)";
+                    + " 'accept' = a client without sora against a server with an shm accept rule (the shm column);"
+                    + " CPU = user + system time of every thread of both processes (the JIT's included) per connection,"
+                    + " over the second half of each run";
             default -> row;
         };
     }
