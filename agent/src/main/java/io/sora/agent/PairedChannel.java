@@ -78,7 +78,7 @@ final class PairedChannel {
         boolean done = false;
         if (blocking) Interruptible.begin(ch);
         try {
-            int n = in.read(dst, blocking ? 0 : RingInputStream.NO_WAIT);
+            int n = blocking ? in.read(dst, 0) : in.readNow(dst);
             done = true;
             return n;
         } catch (SocketException e) {
@@ -110,7 +110,7 @@ final class PairedChannel {
                 if (b.isReadOnly()) throw new IllegalArgumentException("Read-only buffer");
                 if (!b.hasRemaining()) continue;
                 // only the first read may wait: the rest take what is there
-                int n = in.read(b, blocking && total == 0 ? 0 : RingInputStream.NO_WAIT);
+                int n = blocking && total == 0 ? in.read(b, 0) : in.readNow(b);
                 if (n < 0) return total == 0 ? -1 : total;
                 total += n;
                 if (b.hasRemaining()) break;

@@ -120,6 +120,7 @@ public final class RingInputStream extends InputStream {
      * @return bytes read, 0 only when {@code dst} is full or (no wait) nothing was there, -1 at EOF
      */
     public int read(ByteBuffer dst, long waitNanos) throws IOException {
+        if (waitNanos == NO_WAIT) return readNow(dst);
         if (waitNanos < NO_WAIT) throw new IllegalArgumentException("waitNanos must be >= -1: " + waitNanos);
         int len = dst.remaining();
         if (dst.hasArray()) {
@@ -132,14 +133,64 @@ public final class RingInputStream extends InputStream {
         return n;
     }
 
+    /**
+     * A non-blocking channel's read: as {@link #read(ByteBuffer, long)} with {@link #NO_WAIT}, into
+     * {@code dst}'s remaining bytes, advancing its position; 0 when nothing is there, -1 at EOF.
+     *
+     * <p>A method of its own, apart from the waiting reads: one body shared by both kinds made the JIT
+     * compile a profile of one kind and throw the code away at the first read of the other (a selector
+     * server in a JVM whose warm-up ran blocking streams: {@code -XX:+LogCompilation} showed the
+     * waiting read compiled by C2, trapped at its no-wait branch and recompiled, 80-110 ms of C2
+     * each time, on a 2-CPU machine during the application's first second). Neither kind's code now
+     * carries the other's.
+     */
+    public int readNow(ByteBuffer dst) throws IOException {
+        int len = dst.remaining();
+        if (len == 0) return 0;
+        int n = dst.hasArray() ? readNow(dst.array(), null, dst.arrayOffset() + dst.position(), len)
+                : readNow(null, dst, dst.position(), len);
+        if (n > 0) dst.position(dst.position() + n);
+        return n;
+    }
+
+    private int readNow(byte[] b, ByteBuffer bb, int off, int len) throws IOException {
+        lock.lock();
+        try {
+            for (;;) {
+                if (closed) throw new SocketException("Socket closed");
+                if (inputShutdown || eofReturned) return -1;
+                long c = consumed;
+                long avail = medium.producedByPeer() - c;
+                if (avail > 0) return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
+                if ((medium.peerFlags() & EOF_FLAGS) != 0) {
+                    // Flags are published after the final cursor: re-read it before declaring EOF.
+                    if (medium.producedByPeer() == c) {
+                        eofReturned = true;
+                        return -1;
+                    }
+                    continue;
+                }
+                // the caller goes to wait elsewhere (a selector): every credit held back goes first
+                if (c != published) publishCredits(c);
+                return 0;
+            }
+        } finally {
+            unlock();
+        }
+    }
+
     /** As {@link #read(ByteBuffer, long)}, into an array: the adaptor stream of a channel. */
     public int read(byte[] b, int off, int len, long waitNanos) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        if (waitNanos == NO_WAIT) return len == 0 ? 0 : readNow(b, null, off, len);
         if (waitNanos < NO_WAIT) throw new IllegalArgumentException("waitNanos must be >= -1: " + waitNanos);
         return read(b, null, off, len, waitNanos);
     }
 
-    /** Into {@code b} or (when b is null) {@code bb}, at absolute index {@code off}; see the public forms. */
+    /**
+     * Into {@code b} or (when b is null) {@code bb}, at absolute index {@code off}, waiting as
+     * {@code waitNanos} says (never {@link #NO_WAIT}: {@link #readNow}); see the public forms.
+     */
     private int read(byte[] b, ByteBuffer bb, int off, int len, long waitNanos) throws IOException {
         if (len == 0) return 0;
         lock.lock();
@@ -167,11 +218,6 @@ public final class RingInputStream extends InputStream {
                         return -1;
                     }
                     continue;
-                }
-                if (waitNanos == NO_WAIT) {
-                    // the caller goes to wait elsewhere (a selector): every credit held back goes first
-                    if (c != published) publishCredits(c);
-                    return 0;
                 }
                 if (!waiting) {
                     waiting = true;

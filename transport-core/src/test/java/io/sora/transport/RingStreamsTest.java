@@ -78,6 +78,42 @@ class RingStreamsTest {
     }
 
     @Test
+    void readNowTakesWhatIsThereNeverWaitsAndReturnsCredits() throws IOException {
+        open(64, 64, 10);
+        RingInputStream in = b.inputStream();
+        java.nio.ByteBuffer heap = java.nio.ByteBuffer.allocate(48);
+        java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(48);
+        // nothing there: 0 at once, from this thread (a waiting read would hang until the time-out)
+        assertEquals(0, in.readNow(heap));
+        assertEquals(0, in.read(direct, RingInputStream.NO_WAIT));
+        byte[] sent = random(6400, 7);
+        int got = 0;
+        byte[] received = new byte[sent.length];
+        // 100 times the ring: every byte through readNow alone, alternating heap and direct buffers; the
+        // writer (this thread, never blocking: 40 at a time into a 64-byte ring) can go on only if each
+        // readNow that empties the ring hands its credits back
+        for (int off = 0; off < sent.length; off += 40) {
+            a.outputStream().write(sent, off, Math.min(40, sent.length - off));
+            java.nio.ByteBuffer dst = (off / 40) % 2 == 0 ? heap : direct;
+            for (int n; (n = in.readNow(dst.clear())) > 0; ) {
+                dst.flip().get(received, got, n);
+                got += n;
+            }
+            assertEquals(0, in.readNow(dst.clear()));
+        }
+        assertEquals(sent.length, got);
+        assertArrayEquals(sent, received);
+        byte[] tail = new byte[4];
+        a.outputStream().write(new byte[] {9, 8});
+        a.shutdownOutput();
+        assertEquals(2, in.read(tail, 0, 4, RingInputStream.NO_WAIT));
+        assertEquals(-1, in.readNow(heap.clear()));
+        assertEquals(-1, in.read(tail, 0, 4, RingInputStream.NO_WAIT));
+        b.close();
+        assertThrows(SocketException.class, () -> in.readNow(heap.clear()));
+    }
+
+    @Test
     void wrapAroundAtEveryOffset() throws IOException {
         int ring = 16;
         open(ring, ring, 10);

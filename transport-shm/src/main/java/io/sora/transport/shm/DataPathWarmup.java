@@ -198,11 +198,11 @@ final class DataPathWarmup {
             }
             buf.clear().limit(n);
             while (buf.hasRemaining() && in.readable()) {
-                if (in.read(buf, RingInputStream.NO_WAIT) < 0) throw new IOException("warm-up connection ended");
+                if (in.readNow(buf) < 0) throw new IOException("warm-up connection ended");
             }
             if (buf.hasRemaining()) throw new IOException("warm-up ring short of " + buf.remaining() + " bytes");
             // the selector loop's last read, and its readiness check: nothing there
-            if (in.read(buf.clear(), RingInputStream.NO_WAIT) != 0 || in.readable()) throw new IOException("warm-up ring not empty");
+            if (in.readNow(buf.clear()) != 0 || in.readable()) throw new IOException("warm-up ring not empty");
         }
     }
 
