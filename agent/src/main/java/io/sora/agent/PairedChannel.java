@@ -376,7 +376,8 @@ final class PairedChannel {
 
     /** Reads the bells waiting for this selector (see {@link io.sora.transport.RingMedium#drainBell}). */
     void drainBell() {
-        if (bellScratch == null) bellScratch = java.nio.ByteBuffer.allocate(64);
+        // direct: the JDK reads a heap buffer through a temporary direct one and copies it over
+        if (bellScratch == null) bellScratch = java.nio.ByteBuffer.allocateDirect(64);
         medium.drainBell(bellScratch);
     }
 
