@@ -112,12 +112,14 @@ public final class QueryClient {
         Arrays.sort(sorted);
         if (Boolean.getBoolean("sora.bench.histogram")) System.out.println(histogram(sorted));
         if (Boolean.getBoolean("sora.bench.timeline")) {
-            // the mean of each block of 1,000 queries, in order: when a run gets fast, and what it cost before
-            StringBuilder tl = new StringBuilder("TIMELINE mean us per 1000 queries:");
-            for (int b = 0; b + 1000 <= queries; b += 1000) {
+            // the mean of each block of queries (1,000, or -Dsora.bench.timelineBlock), in order: when a run
+            // gets fast, and what it cost before
+            int block = Math.max(1, Integer.getInteger("sora.bench.timelineBlock", 1000));
+            StringBuilder tl = new StringBuilder("TIMELINE mean us per " + block + " queries:");
+            for (int b = 0; b + block <= queries; b += block) {
                 long sum = 0;
-                for (int i = b; i < b + 1000; i++) sum += nanos[i];
-                tl.append(' ').append(sum / 1_000_000);
+                for (int i = b; i < b + block; i++) sum += nanos[i];
+                tl.append(' ').append(sum / 1000 / block);
             }
             System.out.println(tl);
         }
