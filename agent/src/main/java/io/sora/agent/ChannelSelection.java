@@ -292,13 +292,23 @@ final class ChannelSelection {
         java.nio.channels.SelectableChannel bell = p.bellChannel();
         if (j == null || j.epfd == null || bell == null || !bell.isOpen()) return;
         try {
-            int fd = (int) j.fdVal.invoke(bell);
-            Selector old = p.direct;
-            if (old != null && old.isOpen()) {
-                int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
-            }
-            p.direct = null;
-            int rc = (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET);
+            // By descriptor number, in epoll sets the bell channel is not registered with: only while it
+            // cannot close, or a close in between (its peer's end, the application's) frees the number
+            // and these calls reach the file that reuses it (an application's channel taken out of its
+            // selector's set would never wake it again)
+            int rc = p.whileBellOpen(() -> {
+                try {
+                    int fd = (int) j.fdVal.invoke(bell);
+                    Selector old = p.direct;
+                    if (old != null && old.isOpen()) {
+                        int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
+                    }
+                    p.direct = null;
+                    return (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET);
+                } catch (Throwable e) {
+                    return -1;
+                }
+            });
             if (rc == 0 || rc == EEXIST) {
                 p.direct = selector;
                 // the selector reads the bells from now on, the doorbell thread watches for the end only

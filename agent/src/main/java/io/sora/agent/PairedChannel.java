@@ -294,6 +294,11 @@ final class PairedChannel {
         return medium.bellChannel();
     }
 
+    /** Runs {@code action} while the bell channel cannot close ({@link io.sora.transport.RingMedium#whileBellOpen}). */
+    int whileBellOpen(java.util.function.IntSupplier action) {
+        return medium.whileBellOpen(action);
+    }
+
     /**
      * Arms the rings for {@code interest} on behalf of {@code selector} (each arm a full fence, even where
      * another selector armed the same direction: the caller's re-check must come after it); the caller

@@ -205,6 +205,16 @@ public interface RingMedium {
     }
 
     /**
+     * Runs {@code action} while the {@link #bellChannel} cannot be closed (its close waits for the action)
+     * and returns what it returns; {@code -1}, without running it, once the channel is closed or where
+     * there is none. What acts on the channel's descriptor by number, outside the channel (another epoll
+     * set), holds this, so that it never reaches a file that reused the number after a close.
+     */
+    default int whileBellOpen(java.util.function.IntSupplier action) {
+        return -1;
+    }
+
+    /**
      * The selector of the medium's own thread that watches the {@link #bellChannel} (shm: the JVM's
      * doorbell loop), or null. A selector polling the bell itself may narrow that watch to the peer's
      * hang-up ({@link #bellMuted}) and read the bells itself ({@link #drainBell}), so that a bell wakes

@@ -176,8 +176,25 @@ final class DoorbellLoop {
             }
             return;
         }
-        closeQuietly(channel);
+        synchronized (stripe(channel)) { // after any whileOpen action on it (see there)
+            closeQuietly(channel);
+        }
         wakeup(); // the selector releases its key at its next selection
+    }
+
+    /**
+     * Runs {@code action} while {@code channel}, closed only through {@link #close}, stays open: a close
+     * waits for it to return. What acts on the channel's descriptor by its number outside the JDK's
+     * channel (an application selector's epoll set, {@code ChannelSelection}) must hold this, or a close
+     * in between frees the number and the action reaches whatever file reuses it: another epoll entry
+     * removed, an application's channel that never wakes its selector again. Returns {@code -1} without
+     * running it once the channel is closed.
+     */
+    int whileOpen(SocketChannel channel, java.util.function.IntSupplier action) {
+        synchronized (stripe(channel)) {
+            if (!channel.isOpen()) return -1;
+            return action.getAsInt();
+        }
     }
 
     /**

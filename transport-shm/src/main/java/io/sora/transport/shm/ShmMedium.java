@@ -279,6 +279,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     @Override
+    public int whileBellOpen(java.util.function.IntSupplier action) {
+        return channel == null ? -1 : DoorbellLoop.get().whileOpen(channel, action);
+    }
+
+    @Override
     public java.nio.channels.Selector bellWatcher() {
         return channel == null ? null : DoorbellLoop.get().selector();
     }

@@ -1,6 +1,7 @@
 package io.sora.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.StandardProtocolFamily;
@@ -86,6 +87,59 @@ class DoorbellLoopEpollTest {
             b[1].close();
             first[1].close();
             for (SocketChannel p : peers) p.close();
+        } finally {
+            loop.shutdown(10_000);
+        }
+    }
+
+    /**
+     * What acts on a bell channel's descriptor by number (a selector adding it to its own epoll set) runs
+     * under {@link DoorbellLoop#whileOpen}: a close waits for it, and nothing runs once the channel is
+     * closed, so the number it uses is never one a later file reused. Both loop modes.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void aCloseWaitsForAnActionOnTheOpenChannelAndNoneRunsAfterIt(boolean nativeMode) throws Exception {
+        DoorbellLoop loop = new DoorbellLoop(nativeMode);
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(dir.resolve("w")));
+            SocketChannel[] c = pair(server);
+            loop.register(c[0], counting(new CountDownLatch(1), new AtomicInteger()));
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicBoolean openThroughout = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicInteger returned = new AtomicInteger();
+            Thread acting = new Thread(() -> returned.set(loop.whileOpen(c[0], () -> {
+                inside.countDown();
+                try {
+                    boolean released = release.await(10, TimeUnit.SECONDS);
+                    openThroughout.set(released && c[0].isOpen());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return 7;
+            })), "acting");
+            acting.start();
+            assertTrue(inside.await(10, TimeUnit.SECONDS), "the action did not run on an open channel");
+            Thread closing = new Thread(() -> loop.close(c[0]), "closing");
+            closing.start();
+            // bounded: until the closer waits for the action (it must not close under it)
+            for (int i = 0; i < 10_000 && closing.getState() != Thread.State.BLOCKED && closing.isAlive(); i++) {
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+            assertEquals(Thread.State.BLOCKED, closing.getState(), "the close did not wait for the action");
+            assertTrue(c[0].isOpen(), "closed under the action");
+            release.countDown();
+            acting.join(10_000);
+            closing.join(10_000);
+            assertTrue(openThroughout.get(), "the channel closed while the action ran");
+            assertEquals(7, returned.get());
+            assertFalse(c[0].isOpen(), "the close did not happen after the action");
+            AtomicInteger ranAfter = new AtomicInteger();
+            assertEquals(-1, loop.whileOpen(c[0], ranAfter::incrementAndGet), "an action ran on a closed channel");
+            assertEquals(0, ranAfter.get());
+            c[1].close();
         } finally {
             loop.shutdown(10_000);
         }
