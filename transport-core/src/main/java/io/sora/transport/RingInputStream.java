@@ -156,26 +156,35 @@ public final class RingInputStream extends InputStream {
     private int readNow(byte[] b, ByteBuffer bb, int off, int len) throws IOException {
         lock.lock();
         try {
-            for (;;) {
-                if (closed) throw new SocketException("Socket closed");
-                if (inputShutdown || eofReturned) return -1;
-                long c = consumed;
-                long avail = medium.producedByPeer() - c;
-                if (avail > 0) return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
-                if ((medium.peerFlags() & EOF_FLAGS) != 0) {
-                    // Flags are published after the final cursor: re-read it before declaring EOF.
-                    if (medium.producedByPeer() == c) {
-                        eofReturned = true;
-                        return -1;
-                    }
-                    continue;
-                }
-                // the caller goes to wait elsewhere (a selector): every credit held back goes first
-                if (c != published) publishCredits(c);
-                return 0;
-            }
+            long avail = look();
+            if (avail < 0) return -1;
+            long c = consumed;
+            if (avail > 0) return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
+            // the caller goes to wait elsewhere (a selector): every credit held back goes first
+            if (c != published) publishCredits(c);
+            return 0;
         } finally {
             unlock();
+        }
+    }
+
+    /**
+     * What a read finds in the ring now (the lock held): the bytes there (> 0), 0 for none yet, or -1
+     * at the end (then -1 for good); throws once the socket is closed here. Both reads, the waiting
+     * one and {@link #readNow}, look through this.
+     */
+    private long look() throws SocketException {
+        for (;;) {
+            if (closed) throw new SocketException("Socket closed");
+            if (inputShutdown || eofReturned) return -1;
+            long c = consumed;
+            long avail = medium.producedByPeer() - c;
+            if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;
+            // Flags are published after the final cursor: re-read it before declaring EOF.
+            if (medium.producedByPeer() == c) {
+                eofReturned = true;
+                return -1;
+            }
         }
     }
 
@@ -201,23 +210,14 @@ public final class RingInputStream extends InputStream {
             boolean waiting = false;
             boolean slept = false;
             for (;;) {
-                if (closed) throw new SocketException("Socket closed");
-                if (inputShutdown || eofReturned) return -1;
+                long avail = look();
+                if (avail < 0) return -1;
                 long c = consumed;
-                long avail = medium.producedByPeer() - c;
                 if (avail > 0) {
                     if (waiting) {
                         if (slept) wait.slept(wakeLatency); else wait.caught();
                     }
                     return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
-                }
-                if ((medium.peerFlags() & EOF_FLAGS) != 0) {
-                    // Flags are published after the final cursor: re-read it before declaring EOF.
-                    if (medium.producedByPeer() == c) {
-                        eofReturned = true;
-                        return -1;
-                    }
-                    continue;
                 }
                 if (!waiting) {
                     waiting = true;
