@@ -52,6 +52,7 @@ final class PairedChannel {
         this.in = connection.inputStream();
         this.out = connection.outputStream();
         this.medium = connection.medium();
+        medium.neverKeep(); // a selector's late arming must never reach a segment kept for another connection
         connection.setReadinessListener(this::wakeArmedSelector);
     }
 

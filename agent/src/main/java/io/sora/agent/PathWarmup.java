@@ -240,7 +240,10 @@ final class PathWarmup {
         BridgeDelegate.INTERNAL.set(Boolean.TRUE);
         long t0 = System.nanoTime();
         try {
-            ShmTransport shm = new ShmTransport(ShmSettings.fromSystemProperties(), Tracer.OFF);
+            ShmSettings fromProperties = ShmSettings.fromSystemProperties();
+            // keeps no channel: its listener closes at the end, and a kept channel would outlive it
+            ShmTransport shm = new ShmTransport(new ShmSettings(fromProperties.directory(),
+                    fromProperties.spinIterations(), fromProperties.futex(), false), Tracer.OFF);
             if (!shm.availability().isAvailable()) return;
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here), with the

@@ -289,6 +289,14 @@ public interface RingMedium {
     }
 
     /**
+     * This connection may be driven by a selector (an NIO channel): the medium must never hand its
+     * memory to another connection, since a selector's late arming or disarming could write into it. The
+     * default: nothing (a medium that keeps nothing).
+     */
+    default void neverKeep() {
+    }
+
+    /**
      * This end is closed and no thread of this process will read or write the rings again (its
      * streams' reads and writes have left, and any later one fails before touching them): a medium may
      * give their memory back once both ends said so. Called once, after {@link #close}, by the closing

@@ -46,7 +46,7 @@ class AcceptNeverWaitsIT {
         try (ForkedJvm server = ForkedJvm.start(jdk, serverJvm, cp, "io.sora.it.ops.EchoServerApp", "" + port, "200")) {
             server.awaitLine("READY", 60_000);
             List<String> attachedJvm = List.of("-javaagent:" + ForkedJvm.agentJar() + "=conf=" + clientConf,
-                    "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace);
+                    "-Dsora.trace=iprint=NET,iprint=JSOR", "-Dsora.trace.file=" + clientTrace);
             try (ForkedJvm plain = ForkedJvm.start(jdk, List.of(), cp, SequentialEchoClient.class.getName(), "" + port, "200", "3000", "1");
                  ForkedJvm attached = ForkedJvm.start(jdk, attachedJvm, cp, SequentialEchoClient.class.getName(), "" + port, "200", "3000", "2")) {
                 assertEquals(0, plain.await(200_000), plain::describe);
@@ -68,6 +68,12 @@ class AcceptNeverWaitsIT {
             assertEquals(200, tcp.size(), () -> "server tcp paths: " + summary(served));
             assertTrue(tcp.stream().allMatch(p -> p[1] != null && p[1].startsWith("client announced no pairing")),
                     () -> "every plain client decided without a wait: " + summary(tcp));
+            // one client after another: the attached ones pair on channels and segments kept from earlier
+            // connections (docs/shm.md, "Kept for the next connection"), every byte still exact (above)
+            long kept = Files.readAllLines(clientTrace, StandardCharsets.UTF_8).stream()
+                    .filter(l -> l.contains("\"hook\":\"shm_segment_map\"") && l.contains("kept ")).count();
+            System.out.println("AcceptNeverWaitsIT: " + kept + " of 200 attached connections on a kept segment");
+            assertTrue(kept > 0, "no attached connection paired on a kept channel");
         }
     }
 

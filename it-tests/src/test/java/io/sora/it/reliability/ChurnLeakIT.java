@@ -28,7 +28,7 @@ class ChurnLeakIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource(ForkedJvm.JDKS)
     void connectCloseCyclesLeaveNoDescriptorThreadOrFile(Path jdk) throws Exception {
-        Map<String, Long>[] counts = churn(jdk);
+        Map<String, Long>[] counts = churn(jdk, false);
         for (String k : List.of("fds", "threads", "files")) {
             assertTrue(counts[1].get(k) <= counts[0].get(k), k + " grew from " + counts[0].get(k) + " to "
                     + counts[1].get(k) + " over " + CYCLES + " cycles" + (k.equals("fds") ? "; descriptors opened since: " + lastFdGrowth : ""));
@@ -40,15 +40,37 @@ class ChurnLeakIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource(ForkedJvm.JDKS)
     void connectCloseCyclesLeaveNoSegmentMapped(Path jdk) throws Exception {
-        Map<String, Long>[] counts = churn(jdk);
+        Map<String, Long>[] counts = churn(jdk, false);
         assertEquals(0L, counts[0].get("maps"), "segments of the warm-up still mapped after GC");
         assertEquals(0L, counts[1].get("maps"), "segments still mapped after GC");
     }
 
+    /**
+     * With channels kept for the next connection (the default; the two tests above turn it off to hold
+     * the rest to zero): what stays is at most what the client's pool keeps for the one listener, each kept
+     * channel and segment counted twice here (client and server are one process): 2 descriptors, 2 mappings.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void withChannelsKeptWhatStaysIsBoundedByThePool(Path jdk) throws Exception {
+        Map<String, Long>[] counts = churn(jdk, true);
+        long bound = 2L * KEPT_PER_LISTENER;
+        assertTrue(counts[1].get("fds") - counts[0].get("fds") <= bound, "fds grew from " + counts[0].get("fds") + " to "
+                + counts[1].get("fds") + " over " + CYCLES + " cycles; descriptors opened since: " + lastFdGrowth);
+        assertTrue(counts[1].get("maps") <= bound, "segments still mapped after GC: " + counts[1].get("maps"));
+        assertTrue(counts[1].get("threads") <= counts[0].get("threads"), "threads grew: " + counts[0] + " -> " + counts[1]);
+        assertEquals(1L, counts[1].get("files"), "only the rendezvous socket may stay in the directory (kept segments have no file)");
+    }
+
+    /** KeptChannels.PER_LISTENER (package-private in transport-shm). */
+    private static final int KEPT_PER_LISTENER = 4;
+
     /** Runs the churn app; [0] the counts before, [1] after. */
     @SuppressWarnings("unchecked")
-    private Map<String, Long>[] churn(Path jdk) throws Exception {
-        try (ForkedJvm j = ForkedJvm.start(jdk, Reliability.agent(Reliability.loopbackConf(tmp), tmp, null),
+    private Map<String, Long>[] churn(Path jdk, boolean keep) throws Exception {
+        java.util.List<String> agent = new java.util.ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, null));
+        agent.add("-Dsora.shm.keep=" + keep);
+        try (ForkedJvm j = ForkedJvm.start(jdk, agent,
                 Reliability.cp(), Reliability.APPS + "Churn", tmp.toString(), "" + CYCLES)) {
             assertEquals(0, j.await(300_000), j.describe());
             System.out.println("ChurnLeakIT " + Reliability.jdkName(jdk) + ": " + Reliability.require(j, "SHM")

@@ -183,6 +183,20 @@ final class DoorbellLoop {
     }
 
     /**
+     * Stops watching {@code channel} without closing it (epoll mode only, the mode in which channels are
+     * kept for a next connection): on return its handler is no longer called for new events, and a
+     * later {@link #register} of the channel (with another handler) takes effect. A handler call already
+     * under way on the loop's thread may still finish.
+     */
+    void unwatch(SocketChannel channel) {
+        if (!nativeMode) throw new IllegalStateException("channels are kept only with the epoll loop");
+        synchronized (stripe(channel)) {
+            Watch w = watches.get(channel);
+            if (w != null) unwatch(w);
+        }
+    }
+
+    /**
      * Runs {@code action} while {@code channel}, closed only through {@link #close}, stays open: a close
      * waits for it to return. What acts on the channel's descriptor by its number outside the JDK's
      * channel (an application selector's epoll set, {@code ChannelSelection}) must hold this, or a close

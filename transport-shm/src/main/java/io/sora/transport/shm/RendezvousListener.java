@@ -51,6 +51,17 @@ final class RendezvousListener implements Runnable {
         default long sweepMillis() {
             return 0;
         }
+
+        /**
+         * Under the listener's lock, at each {@link #catchUp}: announcements made other than by an
+         * ANNOUNCE frame (in a kept segment) are passed on here, through {@link #announcedKept}.
+         */
+        default void catchUpKept() {
+        }
+
+        /** A channel the listener read from is closed (any reason): whatever was kept with it goes. */
+        default void onClosed(SocketChannel channel) {
+        }
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
@@ -135,11 +146,85 @@ final class RendezvousListener implements Runnable {
         return path;
     }
 
-    /** A HELLO being read: bytes so far, when the connection arrived, whether it announced itself. */
+    /**
+     * A HELLO being read: bytes so far, when the connection arrived, whether it announced itself. An idle
+     * kept channel ({@link #adopt}) waits without a time limit until its client announces or writes.
+     */
     private static final class Partial {
         final ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
-        final long since = System.nanoTime();
+        long since = System.nanoTime();
         boolean announced;
+        boolean idle;
+    }
+
+    /** Kept channels whose registration waits for the thread's next turn (their old key not yet gone). */
+    private final java.util.ArrayDeque<Object[]> adoptions = new java.util.ArrayDeque<>();
+    /** Idle kept channels by channel, registered or waiting to be; guarded by {@link #lock}. */
+    private final java.util.Map<SocketChannel, Partial> keptIdle = new java.util.IdentityHashMap<>();
+
+    /**
+     * Takes a kept channel back after its connection (see {@link ShmMedium}, "Kept for the next
+     * connection"): it waits here for the client's next HELLO, without a time limit. {@code carry}: bytes
+     * already read after the client's DONE; {@code announced}: the client's announcement was seen.
+     * False if the listener is closed (the caller closes the channel).
+     */
+    boolean adopt(SocketChannel channel, ByteBuffer carry, java.util.function.BooleanSupplier announced) {
+        synchronized (lock) {
+            if (released || closed) return false;
+            Partial p = new Partial();
+            p.announced = announced.getAsBoolean();
+            p.idle = !p.announced && !carry.hasRemaining();
+            p.acc.put(carry);
+            keptIdle.put(channel, p);
+            SelectionKey key;
+            try {
+                key = channel.register(selector, SelectionKey.OP_READ, p);
+            } catch (java.nio.channels.CancelledKeyException e) {
+                // its key of the previous connection is cancelled and not yet gone: at the thread's next turn
+                adoptions.add(new Object[] {channel, p});
+                selector.wakeup();
+                return true;
+            } catch (IOException | RuntimeException e) {
+                keptIdle.remove(channel);
+                return false;
+            }
+            partials.add(key);
+            read(key);
+            selector.wakeup(); // its select must see the new key
+            return true;
+        }
+    }
+
+    /** Under the lock: registers the kept channels {@link #adopt} could not. */
+    private void registerAdoptions() {
+        Object[] a;
+        while ((a = adoptions.poll()) != null) {
+            SocketChannel ch = (SocketChannel) a[0];
+            Partial p = (Partial) a[1];
+            try {
+                SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
+                partials.add(key);
+                read(key);
+            } catch (IOException | RuntimeException e) {
+                keptIdle.remove(ch);
+                dropped(ch, p);
+            }
+        }
+    }
+
+    /**
+     * Under the lock (from {@link HelloHandler#catchUpKept}): the client announced its next connection
+     * on a kept channel. True if the channel is idle here (its Partial now counts as announced).
+     */
+    boolean announcedKept(SocketChannel channel) {
+        Partial p = keptIdle.get(channel);
+        if (p == null) return false;
+        if (!p.announced) {
+            p.announced = true;
+            p.idle = false;
+            p.since = System.nanoTime();
+        }
+        return true;
     }
 
     @Override
@@ -149,7 +234,13 @@ final class RendezvousListener implements Runnable {
                 boolean hasPartials;
                 long pausedFor;
                 synchronized (lock) {
-                    hasPartials = !partials.isEmpty();
+                    hasPartials = false; // idle kept channels have no time limit: no timed wake-ups for them
+                    for (SelectionKey k : partials) {
+                        if (!((Partial) k.attachment()).idle) {
+                            hasPartials = true;
+                            break;
+                        }
+                    }
                     pausedFor = acceptPausedUntil == 0 ? 0 : Math.max(1, (acceptPausedUntil - System.nanoTime()) / 1_000_000L);
                 }
                 long timeout = soonest(soonest(hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0, handler.sweepMillis()), pausedFor);
@@ -159,6 +250,7 @@ final class RendezvousListener implements Runnable {
                     selector.select(); // idle listener: no timed wake-ups
                 }
                 synchronized (lock) {
+                    if (!adoptions.isEmpty()) registerAdoptions();
                     Iterator<SelectionKey> it = selector.selectedKeys().iterator();
                     while (it.hasNext()) {
                         SelectionKey key = it.next();
@@ -196,9 +288,11 @@ final class RendezvousListener implements Runnable {
             if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
                 boolean accepted = accept(true);
+                handler.catchUpKept();
                 int before = partials.size();
                 for (SelectionKey key : new ArrayList<>(partials)) {
-                    if (key.isValid()) read(key);
+                    // an idle kept channel has nothing to read until its client announced (in its segment)
+                    if (key.isValid() && !((Partial) key.attachment()).idle) read(key);
                 }
                 // The thread's select must see new channels, and must deregister the keys cancelled
                 // here: a cancelled key keeps its channel's descriptor open (the JDK closes it at the
@@ -273,7 +367,12 @@ final class RendezvousListener implements Runnable {
         Partial p = (Partial) key.attachment();
         try {
             for (;;) {
+                int before = p.acc.position();
                 if (ch.read(p.acc) < 0) throw new IOException("EOF before HELLO");
+                if (p.idle && p.acc.position() > before) {
+                    p.idle = false;
+                    p.since = System.nanoTime();
+                }
                 Wire.Message m = Wire.tryDecode(p.acc);
                 if (m == null) {
                     if (!p.acc.hasRemaining()) throw new IOException("HELLO too long");
@@ -299,10 +398,13 @@ final class RendezvousListener implements Runnable {
     private void cancel(SelectionKey key) {
         key.cancel();
         partials.remove(key);
+        keptIdle.remove((SocketChannel) key.channel());
     }
 
     private void dropped(SocketChannel ch, Partial p) {
+        keptIdle.remove(ch);
         closeQuietly(ch);
+        handler.onClosed(ch);
         if (p.announced) handler.onWithdrawn(ch);
     }
 
@@ -310,7 +412,7 @@ final class RendezvousListener implements Runnable {
         long now = System.nanoTime();
         for (SelectionKey key : new ArrayList<>(partials)) {
             Partial p = (Partial) key.attachment();
-            if (now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
+            if (!p.idle && now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
                 cancel(key);
                 dropped((SocketChannel) key.channel(), p);
             }
@@ -327,6 +429,9 @@ final class RendezvousListener implements Runnable {
                 else closeQuietly(key.channel());
             }
             partials.clear();
+            Object[] a;
+            while ((a = adoptions.poll()) != null) dropped((SocketChannel) a[0], (Partial) a[1]);
+            keptIdle.clear();
             closeQuietly(selector);
             closeQuietly(server);
         }

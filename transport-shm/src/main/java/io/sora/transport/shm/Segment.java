@@ -56,6 +56,8 @@ import java.util.Set;
  *   1152     4  ends done with the rings     each side adds 1 at its close, once none of its threads
  *                                            can touch the rings again; the one that makes it 2 frees
  *                                            the rings' pages (the header stays until the unmapping)
+ *   1280     4  next connection announced   client, on a kept segment (1 before its next TCP connect;
+ *                                            see ShmMedium, "Kept for the next connection")
  *   4096     n  c2s ring
  * 4096+n     m  s2c ring
  * </pre>
@@ -88,6 +90,10 @@ final class Segment {
     static final int OFF_S2C_READER_WAITING = 1024;
     /** Ends done with the rings (0, 1, 2): see the layout. */
     static final int OFF_RINGS_DONE = 1152;
+    /** On a kept segment: the client's announcement of its next connection (see the layout). */
+    static final int OFF_NEXT_ANNOUNCE = 1280;
+    /** The fields a connection writes: zeroed before a kept segment serves the next one. */
+    private static final int CONNECTION_FIELDS_END = 1408;
     /** From a producer cursor: the waiting word of the writer that writes that cursor. */
     static final int WAITING = 8;
     /** Within a side's state line. */
@@ -243,6 +249,16 @@ final class Segment {
             java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         }
         return new Segment(to, buffer, ringC2S, ringS2C);
+    }
+
+    /**
+     * Zeroes every field a connection wrote (cursors, waiting words, flags, modes, the count of ends
+     * done, the announcement), for a kept segment's next connection. Only while no thread of either
+     * process touches it (both ends sent DONE); the rings' old bytes stay, behind cursors at 0.
+     */
+    void resetConnectionFields() {
+        for (int off = OFF_C2S_PRODUCED; off < CONNECTION_FIELDS_END; off += 8) buffer.putLong(off, 0L);
+        VarHandle.fullFence();
     }
 
     /** Maps an offered segment and checks magic, version, sizes and secret against the offer. */

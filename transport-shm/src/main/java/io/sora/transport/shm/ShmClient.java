@@ -32,22 +32,33 @@ final class ShmClient {
     private final ShmDirectory dir;
     private final Tracer tracer;
     private final ShmSettings settings;
+    /** Channels and segments of closed connections, kept for the next ones (null: not kept). */
+    private final KeptChannels kept;
 
     ShmClient(ShmDirectory dir, Tracer tracer, ShmSettings settings) {
         this.dir = dir;
         this.tracer = tracer;
         this.settings = settings;
+        this.kept = settings.keep() && DoorbellLoop.NATIVE ? new KeptChannels() : null;
+    }
+
+    /** The kept channels (tests); null when channels are not kept. */
+    KeptChannels kept() {
+        return kept;
     }
 
     /** An announced rendezvous: the channel the HELLO goes on after the TCP connect. */
     static final class ShmAnnouncement implements Announcement {
         final SocketChannel channel;
         final Path socketPath;
+        /** The kept channel and segment this announcement was made on; null for a fresh channel. */
+        final KeptChannels.Kept kept;
         private volatile boolean taken;
 
-        ShmAnnouncement(SocketChannel channel, Path socketPath) {
+        ShmAnnouncement(SocketChannel channel, Path socketPath, KeptChannels.Kept kept) {
             this.channel = channel;
             this.socketPath = socketPath;
+            this.kept = kept;
         }
 
         /** The channel, once: null when withdrawn already. */
@@ -74,6 +85,12 @@ final class ShmClient {
     Announcement announce(InetSocketAddress server, PairingOptions options) {
         if (server.isUnresolved() || !LocalAddresses.isLocal(server.getAddress())) return null;
         Path sock = dir.socketPath(server.getPort());
+        KeptChannels.Kept k = kept == null ? null : kept.take(sock);
+        if (k != null) {
+            // announced in the segment, which the listener reads when it decides an accept: no system call
+            Segment.INTS.setVolatile(k.segment().buffer, Segment.OFF_NEXT_ANNOUNCE, 1);
+            return new ShmAnnouncement(k.channel(), sock, k);
+        }
         if (!Files.exists(sock)) return null;
         SocketChannel ch = null;
         try {
@@ -82,7 +99,7 @@ final class ShmClient {
             PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
             ch.configureBlocking(false);
             ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
-            ShmAnnouncement a = new ShmAnnouncement(ch, sock);
+            ShmAnnouncement a = new ShmAnnouncement(ch, sock, null);
             ch = null;
             return a;
         } catch (IOException | RuntimeException e) {
@@ -100,7 +117,12 @@ final class ShmClient {
         long deadline = System.nanoTime() + options.fallbackWait().toNanos();
         Path sock = dir.socketPath(key.server().getPort());
         SocketChannel ch = announced instanceof ShmAnnouncement a && a.socketPath.equals(sock) ? a.take() : null;
+        KeptChannels.Kept k = ch != null ? ((ShmAnnouncement) announced).kept : null;
         if (announced != null && ch == null) announced.close();
+        if (ch == null && kept != null && LocalAddresses.isLocal(key.server().getAddress())) {
+            k = kept.take(sock); // not announced: the HELLO pairs only if it comes before the accept decides
+            if (k != null) ch = k.channel();
+        }
         if (ch == null && !LocalAddresses.isLocal(key.server().getAddress())) {
             return new PairingResult.Fallback("server " + key.server() + " is not on this host (shm pairs JVMs of one host)");
         }
@@ -129,10 +151,12 @@ final class ShmClient {
                 return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
             }
             if (reply instanceof Wire.No no) return new PairingResult.Fallback(no.reason());
-            if (!(reply instanceof Wire.Offer offer)) {
+            if (!(reply instanceof Wire.Offer) && !(reply instanceof Wire.Reoffer)) {
                 return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
             }
-            PairingResult r = accept(key, offer, options, ch, hooks);
+            PairingResult r = reply instanceof Wire.Reoffer again
+                    ? acceptAgain(key, again, options, ch, hooks, k, sock)
+                    : accept(key, (Wire.Offer) reply, options, ch, hooks, sock);
             keep = r instanceof PairingResult.Paired;
             return r;
         } catch (IOException | RuntimeException e) {
@@ -142,8 +166,22 @@ final class ShmClient {
         }
     }
 
+    /** A REOFFER: the kept segment this channel came with serves the connection. */
+    private PairingResult acceptAgain(ConnectionKey key, Wire.Reoffer offer, PairingOptions options, SocketChannel ch,
+                                      SocketHooks hooks, KeptChannels.Kept k, Path sock) throws IOException {
+        int expected = Segment.ringSize(options.receiveBufferSize());
+        if (k == null) return new PairingResult.Fallback("REOFFER on a channel that kept no segment");
+        Segment seg = k.segment();
+        if (offer.ringS2C() != expected || seg.ringS2C != offer.ringS2C() || seg.ringC2S != offer.ringC2S()) {
+            return new PairingResult.Fallback("REOFFER of " + offer.ringC2S() + "/" + offer.ringS2C()
+                    + "-byte rings for a kept segment of " + seg.ringC2S + "/" + seg.ringS2C + " (asked for a "
+                    + expected + "-byte receive ring)");
+        }
+        return paired(key, seg, offer.serverConnectionId(), ch, hooks, sock, true);
+    }
+
     private PairingResult accept(ConnectionKey key, Wire.Offer offer, PairingOptions options, SocketChannel ch,
-                                 SocketHooks hooks) throws IOException {
+                                 SocketHooks hooks, Path sock) throws IOException {
         int expected = Segment.ringSize(options.receiveBufferSize());
         if (offer.ringS2C() != expected) {
             return new PairingResult.Fallback("offer has a " + offer.ringS2C() + "-byte receive ring, asked for "
@@ -159,13 +197,20 @@ final class ShmClient {
         } catch (IOException e) {
             return new PairingResult.Fallback("shm segment refused: " + e.getMessage());
         }
+        return paired(key, seg, offer.serverConnectionId(), ch, hooks, sock, false);
+    }
+
+    private PairingResult paired(ConnectionKey key, Segment seg, long serverId, SocketChannel ch, SocketHooks hooks,
+                                 Path sock, boolean again) throws IOException {
         long id = RingConnection.nextId();
         if (tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null,
-                    segPath + " c2s=" + offer.ringC2S() + " s2c=" + offer.ringS2C() + " server_conn="
-                            + offer.serverConnectionId() + " key=" + key);
+            tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null, (again ? "kept " : "") + seg.path + " c2s="
+                    + seg.ringC2S + " s2c=" + seg.ringS2C + " server_conn=" + serverId + " key=" + key);
         }
         ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
+        if (kept != null) {
+            medium.keepWith((c, s, carry) -> !carry.hasRemaining() && kept.give(sock, new KeptChannels.Kept(c, s)));
+        }
         RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
         ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
         DoorbellLoop.get().register(ch, medium);

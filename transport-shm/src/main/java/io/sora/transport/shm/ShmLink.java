@@ -45,8 +45,12 @@ final class ShmLink implements ShmMedium.CommitListener {
         this.direct = NativeSockets.fd(channel) >= 0;
     }
 
-    /** The segment is created and mapped, the OFFER not yet sent. */
-    void offering(Pairing<ShmLink> pairing, long id, Segment segment, ShmMedium medium) {
+    /** The segment has no file (a kept one, unlinked at its first connection's COMMIT). */
+    private volatile boolean noFile;
+
+    /** The segment is created and mapped (or kept), the OFFER not yet sent. */
+    void offering(Pairing<ShmLink> pairing, long id, Segment segment, ShmMedium medium, boolean kept) {
+        this.noFile = kept;
         this.pairing = pairing;
         this.id = id;
         this.segment = segment;
@@ -141,7 +145,7 @@ final class ShmLink implements ShmMedium.CommitListener {
 
     private void unlink() {
         Segment s = segment;
-        if (s == null) return;
+        if (s == null || noFile) return;
         try {
             boolean removed = Files.deleteIfExists(s.path);
             if (removed && tracer.isOn(Category.JSOR)) {

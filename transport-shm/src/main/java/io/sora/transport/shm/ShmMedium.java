@@ -36,6 +36,19 @@ import java.nio.channels.SocketChannel;
  * <p>Doorbells go out on a non-blocking channel: if the socket buffer is full, the peer already has
  * unread doorbells and will wake anyway, so a short write loses nothing. EOF on the channel means the
  * peer is gone: closed if its CLOSED flag is set, otherwise dead ({@link #DEAD}).
+ *
+ * <p><b>Kept for the next connection.</b> Making a connection's channel and segment (a Unix-domain
+ * connection accepted and registered, a file created, sized, mapped by both processes, unlinked; all of
+ * it undone at the close) was most of a pairing's cost. Where both ends have a {@link Keeper} (the
+ * doorbell loop in its epoll mode, no selector ever on the connection), a close does not end the
+ * channel: each end, once closed and once none of its threads can touch the segment any more
+ * ({@link #ringsDone}), sends {@link Wire#DONE} on it; an end that has sent its DONE and read the
+ * other's hands channel and segment to its keeper (the client's pool of kept channels per listener, the
+ * listener's idle channels), and the next connection between the two processes pairs on them with a
+ * HELLO and a REOFFER: no channel, no file, no mapping. Nothing of the old connection can reach the new
+ * one: each end writes the segment only until its DONE, the server zeroes the connection's fields
+ * before its REOFFER, and an end that cannot keep (a selector used it, its pool is full, its peer died)
+ * closes the channel instead, and the other end then drops its half.
  */
 final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** Server side, before COMMIT: told when the client commits or gives up. */
@@ -82,6 +95,38 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     private volatile BellControl bellControl;
     private volatile boolean peerDead;
     private volatile boolean closed;
+    private final Segment segment;
+    /** Where channel and segment go once both ends are done; null: they end with the connection. */
+    private volatile Keeper keeper;
+    /** A selector may have touched the segment (or will): never kept. */
+    private volatile boolean neverKeep;
+    /** Decided at the close: the channel stays open for the DONE exchange. */
+    private volatile boolean keeping;
+    private final Object doneLock = new Object();
+    /** Guarded by {@link #doneLock}: DONE sent, the peer's DONE read, handed on or dropped. */
+    private boolean doneSent;
+    private boolean peerDone;
+    private boolean ended;
+    /** Guarded by {@link #doneLock}: bytes read after the peer's DONE (the start of the next pairing). */
+    private ByteBuffer peerCarry;
+
+    /** Takes a closed connection's channel and segment for the next connection (see the class comment). */
+    interface Keeper {
+        /** The connection closed and its end stays open for the DONE exchange (on the closing thread). */
+        default void closing(SocketChannel channel, Segment segment) {
+        }
+
+        /** The exchange failed: the channel is closed, nothing is kept. */
+        default void dropped(SocketChannel channel) {
+        }
+
+        /**
+         * Both ends are done: the channel carries nothing more of this connection ({@code carry}: bytes
+         * read after the peer's DONE, the start of the next pairing's frames). False if not taken: the
+         * channel is closed then.
+         */
+        boolean keep(SocketChannel channel, Segment segment, ByteBuffer carry);
+    }
 
     /**
      * @param server         which end this is
@@ -91,6 +136,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     ShmMedium(long id, Segment segment, boolean server, SocketChannel channel, Tracer tracer,
               CommitListener commitListener, boolean useFutex) {
         this.id = id;
+        this.segment = segment;
         this.buf = segment.buffer;
         this.channel = channel;
         this.tracer = tracer;
@@ -133,6 +179,21 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     SocketChannel channel() {
         return channel;
+    }
+
+    /** Keeps channel and segment after the close with {@code keeper} (see the class comment); before any use. */
+    void keepWith(Keeper keeper) {
+        if (DoorbellLoop.NATIVE && channel != null) this.keeper = keeper;
+    }
+
+    @Override
+    public void neverKeep() {
+        neverKeep = true;
+    }
+
+    /** Whether the close keeps the channel open for the DONE exchange. */
+    private boolean keepable() {
+        return keeper != null && !neverKeep && !peerDead && channel != null && channel.isOpen();
     }
 
     @Override
@@ -227,7 +288,15 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         // wake-up of the peer's doorbell thread less per connection). A half-close keeps the channel:
         // it rings, with a fresh buffer, which keeps this callable from any thread without sharing the
         // data path's bells.
-        if ((flags & CLOSED) == 0) ring(ByteBuffer.allocate(1));
+        if ((flags & CLOSED) == 0) {
+            ring(ByteBuffer.allocate(1));
+        } else if (keepable()) {
+            // the channel stays open: a peer thread parked for a bell (a virtual thread) needs one
+            if ((int) INTS.getAcquire(buf, peerReaderWaiting) == Segment.SLEEP_BELL
+                    || (int) INTS.getAcquire(buf, peerWriterWaiting) == Segment.SLEEP_BELL) {
+                ring(ByteBuffer.allocate(1));
+            }
+        }
     }
 
     /** The peer's thread sleeping on {@code word} must see what was just published (after a full fence). */
@@ -275,11 +344,13 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public java.nio.channels.SelectableChannel bellChannel() {
+        neverKeep = true;
         return channel;
     }
 
     @Override
     public int whileBellOpen(java.util.function.IntSupplier action) {
+        neverKeep = true;
         return channel == null ? -1 : DoorbellLoop.get().whileOpen(channel, action);
     }
 
@@ -290,6 +361,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void muteBell(boolean mute, BellControl control) {
+        neverKeep = true;
         if (channel == null) return;
         bellControl = control;
         muteControl = mute ? control : null;
@@ -329,6 +401,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void markReadsThroughSelector() {
+        neverKeep = true;
         if ((int) INTS.getOpaque(buf, offMyState + Segment.MODE) == 0) {
             INTS.setRelease(buf, offMyState + Segment.MODE, Segment.MODE_SELECTOR);
         }
@@ -342,12 +415,14 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {
+        neverKeep = true;
         if (armed) INTS.getAndSet(buf, myReaderWaiting, Segment.SLEEP_BELL); // a full fence
         else INTS.setRelease(buf, myReaderWaiting, 0);
     }
 
     @Override
     public void armWriterWaker(boolean armed) {
+        neverKeep = true;
         if (armed) INTS.getAndSet(buf, myWriterWaiting, Segment.SLEEP_BELL);
         else INTS.setRelease(buf, myWriterWaiting, 0);
     }
@@ -407,7 +482,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** Doorbell-thread side: doorbells wake both local threads; EOF marks the peer gone. */
     @Override
     public boolean onReadable(SocketChannel ch, ByteBuffer scratch) {
-        if (closed) return false; // our own close: nothing to report
+        if (closed && !keeping) return false; // our own close: nothing to report
         // closed after the peer's end was seen (by the doorbell thread, or a selector reading the bells):
         // reported once
         if (!ch.isOpen()) return false;
@@ -419,12 +494,115 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         }
         CommitListener pending = commitListener;
         if (pending != null) return onPreCommit(pending, scratch, n);
+        if (n > 0 && keeper != null) {
+            int done = indexOfDone(scratch, 0, n);
+            if (done >= 0) return onPeerDone(scratch, done, n);
+        }
         if (n >= 0) {
-            if (n > 0) wakeBoth();
+            if (n > 0 && !closed) wakeBoth();
             return true;
+        }
+        if (closed) { // keeping: the peer closed its channel instead of its DONE, or died
+            drop();
+            return false;
         }
         peerGone();
         return false;
+    }
+
+    private static int indexOfDone(ByteBuffer scratch, int from, int n) {
+        for (int i = from; i < n; i++) {
+            if (scratch.get(i) == Wire.DONE) return i;
+        }
+        return -1;
+    }
+
+    /**
+     * On the doorbell thread: the peer's DONE, at {@code done} of the {@code n} bytes read. The peer is
+     * closed (its CLOSED flag was set before), so this end's threads are woken to see it; the channel is
+     * no longer watched. If this end sent its DONE already, channel and segment go to the keeper (with
+     * the bytes after the DONE: the client's next HELLO may follow at once).
+     */
+    private boolean onPeerDone(ByteBuffer scratch, int done, int n) {
+        ByteBuffer carry = ByteBuffer.allocate(n - done - 1);
+        for (int i = done + 1; i < n; i++) carry.put(scratch.get(i));
+        carry.flip();
+        boolean both;
+        synchronized (doneLock) {
+            peerDone = true;
+            // Bytes after the peer's DONE mean the peer read this end's DONE already: its writer may not
+            // have marked it sent yet, and hands on with these bytes when it does (sendDone).
+            peerCarry = carry;
+            both = doneSent && !ended;
+            if (both) ended = true;
+        }
+        // open: its threads must see the peer's close; closed: they are gone, and the segment may soon
+        // serve another connection (a wake-up would touch its waiting words)
+        if (!closed) wakeBoth();
+        if (both) {
+            DoorbellLoop.get().unwatch(channel);
+            handOn(carry);
+        }
+        return false;
+    }
+
+    /** Channel and segment to the keeper; closed if it does not take them. */
+    private void handOn(ByteBuffer carry) {
+        boolean taken;
+        try {
+            taken = keeper.keep(channel, segment, carry);
+        } catch (RuntimeException e) {
+            taken = false;
+        }
+        if (!taken) {
+            DoorbellLoop.get().close(channel);
+            keeper.dropped(channel);
+        }
+    }
+
+    /** The DONE exchange failed (the peer closed or died, or broke the protocol): the channel ends here. */
+    private void drop() {
+        synchronized (doneLock) {
+            if (ended) return;
+            ended = true;
+        }
+        DoorbellLoop.get().close(channel);
+        Keeper k = keeper;
+        if (k != null) k.dropped(channel);
+    }
+
+    /**
+     * This end is done with the segment: sends DONE, and hands channel and segment on if the peer's DONE
+     * came already. Any thread (the last to leave the streams).
+     */
+    private void sendDone() {
+        boolean peerFirst;
+        synchronized (doneLock) {
+            if (ended) return;
+            peerFirst = peerDone;
+        }
+        // The peer's DONE read: the loop stopped watching (the handler returned false); make sure it has,
+        // so the next connection's registration of this channel is not taken for this one's.
+        if (peerFirst) DoorbellLoop.get().unwatch(channel);
+        try {
+            ShmServerBinding.writeFully(channel, ByteBuffer.wrap(new byte[] {Wire.DONE}));
+        } catch (IOException e) {
+            drop();
+            return;
+        }
+        boolean both;
+        ByteBuffer carry;
+        synchronized (doneLock) {
+            doneSent = true;
+            both = peerDone && !ended;
+            if (both) ended = true;
+            carry = peerCarry;
+        }
+        // Handed on only now, after this end's DONE is written: the next connection's frames must follow it.
+        if (both) {
+            DoorbellLoop.get().unwatch(channel);
+            handOn(carry == null ? ByteBuffer.allocate(0) : carry);
+        }
     }
 
     /**
@@ -463,7 +641,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             if (Wire.tryDecode(commitFrame) instanceof Wire.Commit) {
                 pending.committed();
                 wakeBoth();
-                return true;
+                // read with the COMMIT (the doorbell thread reads what is there): the client may have closed at once
+                int done = keeper == null ? -1 : indexOfDone(scratch, scratch.position(), n);
+                return done < 0 || onPeerDone(scratch, done, n);
             }
             pending.aborted("expected COMMIT from the client, got another message");
         } catch (IOException e) {
@@ -511,6 +691,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public void ringsDone() {
         if (channel == null) return; // the in-process warm-up's segments: not a file
+        if (keeping) { // the rings stay allocated for the next connection
+            sendDone();
+            return;
+        }
         if ((int) INTS.getAndAdd(buf, Segment.OFF_RINGS_DONE, 1) != 1) return;
         if (!NativeFiles.isAvailable()) return;
         int rc = NativeFiles.removePages(buf, Segment.HEADER_SIZE, (long) recvCapacity + sendCapacity);
@@ -527,7 +711,13 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      */
     @Override
     public void close() {
+        keeping = keepable();
         closed = true;
+        // Kept: the channel stays for the DONE exchange (ringsDone)
+        if (keeping) {
+            keeper.closing(channel, segment);
+            return;
+        }
         // Closed already when the doorbell thread saw the peer's end (peerGone): nothing left to shut.
         if (channel == null || !channel.isOpen()) return;
         try {

@@ -60,6 +60,69 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     private boolean spareClosed;
 
     /**
+     * Channels of closed connections kept with their segments for the clients' next connections (see
+     * {@link ShmMedium}, "Kept for the next connection"), from the server end's close until a HELLO on
+     * the channel takes the segment or the channel ends. Null when nothing is kept.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<SocketChannel, KeptEnd> kept;
+    private volatile boolean closing;
+    /** Connections paired on a kept segment (tests, diagnostics). */
+    private final java.util.concurrent.atomic.AtomicLong reoffers = new java.util.concurrent.atomic.AtomicLong();
+
+    /** A kept channel's segment; {@code announced} (guarded by the listener's lock): the client's next connection was seen. */
+    private static final class KeptEnd {
+        final Segment segment;
+        boolean announced;
+
+        KeptEnd(Segment segment) {
+            this.segment = segment;
+        }
+    }
+
+    private final ShmMedium.Keeper keeper = new ShmMedium.Keeper() {
+        @Override
+        public void closing(SocketChannel channel, Segment segment) {
+            if (!closing) kept.put(channel, new KeptEnd(segment));
+        }
+
+        @Override
+        public boolean keep(SocketChannel channel, Segment segment, ByteBuffer carry) {
+            KeptEnd e = kept.get(channel);
+            if (e == null || e.segment != segment) return false;
+            if (listener.adopt(channel, carry, () -> e.announced)) return true;
+            kept.remove(channel);
+            return false;
+        }
+
+        @Override
+        public void dropped(SocketChannel channel) {
+            forget(channel);
+        }
+    };
+
+    /** A kept channel ended: its segment goes, and an announcement made on it is withdrawn. */
+    private void forget(SocketChannel channel) {
+        KeptEnd e = kept == null ? null : kept.remove(channel);
+        if (e != null && e.announced) table.withdrawn(channel);
+    }
+
+    /**
+     * Under the listener's lock, when an accept catches up: a client that announced its next connection
+     * in a kept segment (before its TCP connect) is counted as announced, as an ANNOUNCE frame would be.
+     */
+    private void catchUpKept() {
+        if (kept == null || kept.isEmpty()) return;
+        for (java.util.Map.Entry<SocketChannel, KeptEnd> en : kept.entrySet()) {
+            KeptEnd e = en.getValue();
+            if (e.announced) continue;
+            if ((int) Segment.INTS.getAcquire(e.segment.buffer, Segment.OFF_NEXT_ANNOUNCE) == 0) continue;
+            e.announced = true;
+            table.announced(en.getKey());
+            listener.announcedKept(en.getKey());
+        }
+    }
+
+    /**
      * A segment made before its offer, on the listener's thread when it has nothing else to do: creating
      * one (a file, its size, a mapping, a secret) is the largest single step of a pairing, and the client
      * waits for it. Sized as the previous offer: a listener's clients usually ask for the same rings.
@@ -91,6 +154,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         this.tracer = tracer;
         this.settings = settings;
         this.table = new PairingTable<>(this, policy, true);
+        this.kept = settings.keep() && DoorbellLoop.NATIVE ? new java.util.concurrent.ConcurrentHashMap<>() : null;
         this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler, listenerThread);
     }
 
@@ -126,6 +190,16 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         @Override
         public long sweepMillis() {
             return offeredDirect.isEmpty() ? 0 : SWEEP_EVERY_MILLIS;
+        }
+
+        @Override
+        public void catchUpKept() {
+            ShmServerBinding.this.catchUpKept();
+        }
+
+        @Override
+        public void onClosed(SocketChannel channel) {
+            forget(channel);
         }
     };
 
@@ -230,6 +304,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             long id = RingConnection.nextId();
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(link.hello.receiveRing());
+            KeptEnd k = kept == null ? null : kept.remove(link.channel);
+            if (k != null && k.segment.ringC2S == c2s && k.segment.ringS2C == s2c) {
+                offerKept(pairing, link, id, k.segment);
+                return;
+            }
             Spare ready = takeSpare(c2s, s2c);
             Path path = dir.newSegmentPath();
             byte[] secret = null;
@@ -252,7 +331,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
                         path + " mode=0600 c2s=" + c2s + " s2c=" + s2c + " key=" + pairing.key());
             }
             ShmMedium medium = new ShmMedium(id, seg, true, link.channel, tracer, link, settings.futex());
-            link.offering(pairing, id, seg, medium);
+            if (kept != null) medium.keepWith(keeper);
+            link.offering(pairing, id, seg, medium, false);
             if (!pairing.offered()) {
                 Files.deleteIfExists(path);
                 return;
@@ -273,6 +353,41 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         } catch (IOException | RuntimeException e) {
             throw new IOException("could not offer a segment: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The offer on a kept channel: its segment, mapped at both ends since an earlier connection, serves
+     * this one. Both ends sent DONE (no thread of either touches it), so its connection fields are zeroed
+     * here, before the REOFFER lets the client use it.
+     */
+    private void offerKept(Pairing<ShmLink> pairing, ShmLink link, long id, Segment seg) throws IOException {
+        seg.resetConnectionFields();
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_SEGMENT_CREATE, id, "shm", null, "kept " + seg.path + " c2s=" + seg.ringC2S
+                    + " s2c=" + seg.ringS2C + " key=" + pairing.key());
+        }
+        ShmMedium medium = new ShmMedium(id, seg, true, link.channel, tracer, link, settings.futex());
+        medium.keepWith(keeper);
+        link.offering(pairing, id, seg, medium, true);
+        if (!pairing.offered()) return;
+        if (link.direct()) offeredDirect.add(link);
+        try {
+            writeFully(link.channel, Wire.encode(new Wire.Reoffer(seg.ringC2S, seg.ringS2C, id)));
+        } catch (IOException e) {
+            throw new ClientLeft(e);
+        }
+        reoffers.incrementAndGet();
+        if (!link.direct()) DoorbellLoop.get().register(link.channel, medium);
+    }
+
+    /** Connections paired on a kept segment so far (tests, diagnostics). */
+    long reoffers() {
+        return reoffers.get();
+    }
+
+    /** Kept channels waiting for their next connection or for their DONE exchange (tests). */
+    int keptCount() {
+        return kept == null ? 0 : kept.size();
     }
 
     /** The OFFER could not be written: the client closed its rendezvous first (the pairing's fallback reason). */
@@ -339,6 +454,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     @Override
     public void refuse(ShmLink link, String reason) {
+        forget(link.channel);
         try {
             writeFully(link.channel, Wire.encode(new Wire.No(reason)));
         } catch (IOException e) {
@@ -353,6 +469,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     @Override
     public void release(ShmLink link) {
+        forget(link.channel);
         link.release();
     }
 
@@ -385,8 +502,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
      */
     @Override
     public void close() {
+        closing = true;
         table.close();
         listener.close();
+        if (kept != null) kept.clear(); // the listener closed the idle ones; those still closing find it gone
         try {
             listener.join(2000);
         } catch (InterruptedException ie) {

@@ -66,6 +66,11 @@ public final class ShmTransport implements Transport {
         return dir.path();
     }
 
+    /** The client's kept channels (tests); null when none are kept. */
+    KeptChannels keptChannels() {
+        return client.kept();
+    }
+
     /** Where a listener for {@code port} in this process's network namespace has its rendezvous socket. */
     public Path rendezvousSocket(int port) {
         return dir.socketPath(port);
@@ -181,6 +186,8 @@ public final class ShmTransport implements Transport {
      */
     @Override
     public void detach() {
+        KeptChannels k = client.kept();
+        if (k != null) k.closeAll(); // kept channels of closed connections: their listeners drop their halves
         DoorbellLoop.get().closeWhenIdle();
         io.sora.transport.NativeFiles.stopUnmapping(); // its thread ends now (what stays mapped: NativeFiles)
     }

@@ -1,0 +1,248 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.Hook;
+import io.sora.transport.Announcement;
+import io.sora.transport.FastConnection;
+import io.sora.transport.Futex;
+import io.sora.transport.PairingResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A closed connection's channel and segment serve the next connection between the same two processes
+ * (ShmMedium, "Kept for the next connection"): every byte of every connection exact whichever end
+ * closes first, the stale contents of the rings never read, the announcement in a kept segment seen by
+ * an accept, and nothing kept when a listener went or a selector drove the connection.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ShmKeptChannelsTest {
+    @TempDir
+    Path tmp;
+
+    @BeforeEach
+    void nativeLoop() {
+        assertTrue(DoorbellLoop.NATIVE && Futex.isAvailable(), "channels are kept with sora's native library only");
+    }
+
+    @Test
+    void eachConnectionAfterTheFirstPairsOnTheKeptChannelWithEveryByteExact() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            Random rnd = new Random(42);
+            int connections = 40;
+            for (int i = 0; i < connections; i++) {
+                ShmFixture.Pair p = fx.pair();
+                // more than a ring each way, so the next connection's rings hold this one's bytes
+                exchange(p.client(), p.server(), 10_000 + rnd.nextInt(5_000), rnd);
+                exchange(p.server(), p.client(), 10_000 + rnd.nextInt(5_000), rnd);
+                if (i % 2 == 0) {
+                    p.client().close();
+                    assertEquals(-1, p.server().inputStream().read(), "the client's close is the server's EOF");
+                    p.server().close();
+                } else {
+                    p.server().close();
+                    assertEquals(-1, p.client().inputStream().read(), "the server's close is the client's EOF");
+                    p.client().close();
+                }
+                await(() -> kept(fx) == 1, "the channel kept after connection " + i);
+            }
+            assertEquals(connections - 1, b.reoffers(), "every connection after the first on the kept segment");
+            long created = fx.tracer.of(Hook.SHM_SEGMENT_CREATE).stream().filter(e -> !e.contains("detail=kept ")).count();
+            assertEquals(1, created, "one segment file made for all " + connections + " connections");
+        }
+    }
+
+    @Test
+    void anAnnouncementInAKeptSegmentMakesTheAcceptWaitForItsHello() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            ShmFixture.Pair first = fx.pair();
+            first.client().close();
+            first.server().close();
+            await(() -> kept(fx) == 1, "the first connection's channel kept");
+
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            assertNotNull(a);
+            assertEquals(0, kept(fx), "the announcement took the kept channel");
+            Socket[] t = fx.tcp();
+            // without the announcement in the segment, this accept would decide TCP at once
+            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                    () -> b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            await(() -> b.waitingAccepts() == 1 || server.isDone(), "the accept waiting for the announced client");
+            assertEquals(1, b.waitingAccepts(), () -> "the accept should wait, got " + server.getNow(null));
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection();
+            assertEquals(1, b.reoffers(), "paired on the kept segment");
+            exchange(client, srv, 9_000, new Random(1));
+            client.close();
+            srv.close();
+        }
+    }
+
+    @Test
+    void aKeptChannelWhoseListenerClosedIsDroppedAndTheNextConnectionPairsAfresh() throws Exception {
+        ShmFixture fx = new ShmFixture(tmp, 4096, 4096);
+        int port = fx.serverSocket.getLocalPort();
+        ShmTransport client = fx.transport;
+        ShmFixture.Pair first = fx.pair();
+        first.client().close();
+        first.server().close();
+        await(() -> kept(fx) == 1, "the first connection's channel kept");
+        fx.close(); // the listener's end of the kept channel goes with it
+
+        try (ShmFixture again = new ShmFixture(tmp, 4096, 4096)) {
+            assertEquals(1, client.keptChannels().count(client.rendezvousSocket(port)), "still kept by the client");
+            Socket c = new Socket(again.serverSocket.getInetAddress(), again.serverSocket.getLocalPort());
+            Socket s = again.serverSocket.accept();
+            // the old client transport connects to a new listener on another port: its kept channel is not taken
+            PairingResult pc = client.connect(ShmFixture.clientKey(c), again.clientOptions(), new TestHooks());
+            PairingResult ps = again.binding.awaitPairing(ShmFixture.serverKey(s), ShmFixture.WAIT, new TestHooks());
+            assertInstanceOf(PairingResult.Paired.class, pc).connection().close();
+            assertInstanceOf(PairingResult.Paired.class, ps).connection().close();
+            c.close();
+            s.close();
+        }
+        // the dead kept channel is found dead when next taken
+        assertEquals(null, client.keptChannels().take(client.rendezvousSocket(port)));
+        assertEquals(0, client.keptChannels().count(client.rendezvousSocket(port)));
+    }
+
+    @Test
+    void aConnectionASelectorMayDriveIsNotKept() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            for (int i = 0; i < 3; i++) {
+                ShmFixture.Pair p = fx.pair();
+                ((io.sora.transport.RingConnection) (i % 2 == 0 ? p.client() : p.server())).medium().neverKeep();
+                exchange(p.client(), p.server(), 5_000, new Random(i));
+                p.client().close();
+                p.server().close();
+                // the end that may not keep closes its channel at once: the other end drops its half
+                await(() -> b.keptCount() == 0, "the server's half dropped");
+                assertEquals(0, kept(fx), "nothing kept by the client");
+            }
+            assertEquals(0, b.reoffers());
+        }
+    }
+
+    @Test
+    void withKeepingOffEveryConnectionMakesItsOwnChannelAndSegment() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096, new ShmSettings(tmp, 200, true, false))) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            for (int i = 0; i < 3; i++) {
+                ShmFixture.Pair p = fx.pair();
+                exchange(p.client(), p.server(), 5_000, new Random(i));
+                p.client().close();
+                p.server().close();
+            }
+            assertEquals(0, b.reoffers());
+            assertEquals(null, fx.transport.keptChannels());
+        }
+    }
+
+    /**
+     * The race a sequential client ran into (AcceptNeverWaitsIT, 1 run in 4): this end wrote its DONE, the
+     * client read it, sent its own and its next HELLO at once, and this end's doorbell thread read both
+     * before the writer of this end's DONE marked it sent. Those bytes are the next pairing's: kept and
+     * handed on with the channel, not taken for a broken exchange (which closed the channel, and the
+     * client fell back to TCP: "shm listener closed the rendezvous without a reply").
+     */
+    @Test
+    void bytesAfterThePeersDoneReadBeforeThisEndMarkedItsOwnSentGoOnWithTheChannel() throws Exception {
+        java.nio.file.Path sock = tmp.resolve("sock");
+        try (java.nio.channels.ServerSocketChannel rv = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            rv.bind(java.net.UnixDomainSocketAddress.of(sock));
+            java.nio.channels.SocketChannel client = java.nio.channels.SocketChannel.open(rv.getLocalAddress());
+            java.nio.channels.SocketChannel server = rv.accept();
+            Segment seg = Segment.create(tmp.resolve("seg"), 4096, 4096, ShmDirectory.randomBytes(Segment.SECRET_SIZE));
+            ShmMedium end = new ShmMedium(1, seg, true, server, io.sora.trace.Tracer.OFF, null, true);
+            java.util.concurrent.atomic.AtomicReference<java.nio.ByteBuffer> handed = new java.util.concurrent.atomic.AtomicReference<>();
+            end.keepWith((ch, s, carry) -> {
+                handed.set(carry);
+                return true;
+            });
+            new io.sora.transport.RingConnection(1, "shm", end, new TestHooks(), 100); // the medium's waker
+            end.close(); // closed, keeping its channel: the DONE goes once its threads are done (ringsDone)
+
+            byte[] next = {1, 2, 3, 4};
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(1 + next.length).put(Wire.DONE).put(next).flip();
+            while (out.hasRemaining()) client.write(out);
+            java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocate(256);
+            int n = 0;
+            boolean watching = true;
+            while (n < 1 + next.length && watching) { // what the doorbell thread does with it
+                watching = end.onReadable(server, scratch);
+                n = scratch.position();
+            }
+            assertEquals(null, handed.get(), "nothing handed on before this end's DONE is sent");
+            assertTrue(server.isOpen(), "the channel stays");
+
+            end.ringsDone(); // this end's DONE written and marked sent
+            java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(1);
+            while (in.hasRemaining()) client.read(in);
+            assertEquals(Wire.DONE, in.get(0), "this end's DONE reached the client");
+            assertNotNull(handed.get(), "channel and segment handed on");
+            byte[] carried = new byte[handed.get().remaining()];
+            handed.get().get(carried);
+            assertArrayEquals(next, carried, "with the bytes read after the client's DONE");
+            client.close();
+            server.close();
+        }
+    }
+
+    private static int kept(ShmFixture fx) {
+        return fx.transport.keptChannels().count(fx.transport.rendezvousSocket(fx.serverSocket.getLocalPort()));
+    }
+
+    /** Waits for a condition another thread makes true (the DONE exchange runs on the doorbell threads). */
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) throw new AssertionError("timed out waiting for " + what);
+            Thread.sleep(1);
+        }
+    }
+
+    /** {@code n} random bytes from one end to the other, read back exactly (written on a thread of their own). */
+    private static void exchange(FastConnection from, FastConnection to, int n, Random rnd) throws Exception {
+        byte[] sent = new byte[n];
+        rnd.nextBytes(sent);
+        CompletableFuture<Void> w = CompletableFuture.runAsync(() -> {
+            try {
+                from.outputStream().write(sent);
+                from.outputStream().flush();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        byte[] got = new byte[n];
+        InputStream in = to.inputStream();
+        int off = 0;
+        while (off < n) {
+            int r = in.read(got, off, n - off);
+            if (r < 0) throw new AssertionError("EOF after " + off + " of " + n + " bytes");
+            off += r;
+        }
+        w.get(10, TimeUnit.SECONDS);
+        assertArrayEquals(sent, got);
+    }
+}
