@@ -68,16 +68,27 @@ class ChurnLeakIT {
     /** Runs the churn app; [0] the counts before, [1] after. */
     @SuppressWarnings("unchecked")
     private Map<String, Long>[] churn(Path jdk, boolean keep) throws Exception {
-        java.util.List<String> agent = new java.util.ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, null));
+        Path trace = tmp.resolve("churn-" + keep + "-" + Reliability.jdkName(jdk) + ".trace");
+        java.util.List<String> agent = new java.util.ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, trace));
         agent.add("-Dsora.shm.keep=" + keep);
         try (ForkedJvm j = ForkedJvm.start(jdk, agent,
                 Reliability.cp(), Reliability.APPS + "Churn", tmp.toString(), "" + CYCLES)) {
             assertEquals(0, j.await(300_000), j.describe());
             System.out.println("ChurnLeakIT " + Reliability.jdkName(jdk) + ": " + Reliability.require(j, "SHM")
                     + "; before " + Reliability.require(j, "BEFORE") + "; after " + Reliability.require(j, "AFTER"));
-            assertTrue(Reliability.require(j, "SHM").startsWith(CYCLES + " of " + CYCLES), j.describe());
+            // a connection that fell back names why (its path events: NET, with reasons)
+            assertTrue(Reliability.require(j, "SHM").startsWith(CYCLES + " of " + CYCLES), () -> j.describe() + "\nfallbacks: "
+                    + fallbacks(trace));
             lastFdGrowth = growth(Reliability.require(j, "FDS_BEFORE"), Reliability.require(j, "FDS_AFTER"));
             return new Map[] {parse(Reliability.require(j, "BEFORE")), parse(Reliability.require(j, "AFTER"))};
+        }
+    }
+
+    private static List<String> fallbacks(Path trace) {
+        try {
+            return Reliability.pathEvents(trace).stream().filter(l -> l.contains("\"path\":\"tcp\"")).limit(10).toList();
+        } catch (java.io.IOException e) {
+            return List.of("trace unreadable: " + e);
         }
     }
 

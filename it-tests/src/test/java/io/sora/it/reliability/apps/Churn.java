@@ -35,7 +35,10 @@ public final class Churn {
         int shm = 0;
         for (int i = 0; i < n; i++) {
             try (Socket c = new Socket(Apps.LOOPBACK, ss.getLocalPort()); Socket s = ss.accept()) {
-                if ("shm".equals(Apps.path(c)) && "shm".equals(Apps.path(s))) shm++;
+                String cp = Apps.path(c);
+                String sp = Apps.path(s);
+                if ("shm".equals(cp) && "shm".equals(sp)) shm++;
+                else System.out.println("NOT_SHM cycle " + i + " of " + n + ": client " + cp + ", server " + sp);
                 c.getOutputStream().write(i);
                 if (s.getInputStream().read() != (i & 0xff)) throw new IllegalStateException("wrong byte in cycle " + i);
                 s.getOutputStream().write(i + 1);
