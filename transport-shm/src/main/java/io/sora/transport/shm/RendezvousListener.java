@@ -176,9 +176,8 @@ final class RendezvousListener implements Runnable {
             p.idle = !p.announced && !carry.hasRemaining();
             p.acc.put(carry);
             keptIdle.put(channel, p);
-            SelectionKey key;
             try {
-                key = channel.register(selector, SelectionKey.OP_READ, p);
+                registerKept(channel, p);
             } catch (java.nio.channels.CancelledKeyException e) {
                 // its key of the previous connection is cancelled and not yet gone: at the thread's next turn
                 adoptions.add(new Object[] {channel, p});
@@ -188,11 +187,16 @@ final class RendezvousListener implements Runnable {
                 keptIdle.remove(channel);
                 return false;
             }
-            partials.add(key);
-            read(key);
             selector.wakeup(); // its select must see the new key
             return true;
         }
+    }
+
+    /** Under the lock: a kept channel registered, and what it holds read. */
+    private void registerKept(SocketChannel ch, Partial p) throws IOException {
+        SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
+        partials.add(key);
+        read(key);
     }
 
     /**
@@ -210,15 +214,12 @@ final class RendezvousListener implements Runnable {
             SocketChannel ch = (SocketChannel) a[0];
             Partial p = (Partial) a[1];
             try {
-                SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
-                partials.add(key);
-                read(key);
+                registerKept(ch, p);
             } catch (java.nio.channels.CancelledKeyException e) {
                 if (later == null) later = new java.util.ArrayList<>(1);
                 later.add(a);
             } catch (IOException | RuntimeException e) {
-                keptIdle.remove(ch);
-                dropped(ch, p);
+                dropped(ch, p); // out of keptIdle too
             }
         }
         if (later != null) {

@@ -186,6 +186,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         if (DoorbellLoop.NATIVE && channel != null) this.keeper = keeper;
     }
 
+    /** Every channel a selector can drive says so at its creation (PairedChannel), before any selector call. */
     @Override
     public void neverKeep() {
         neverKeep = true;
@@ -344,13 +345,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public java.nio.channels.SelectableChannel bellChannel() {
-        neverKeep = true;
         return channel;
     }
 
     @Override
     public int whileBellOpen(java.util.function.IntSupplier action) {
-        neverKeep = true;
         return channel == null ? -1 : DoorbellLoop.get().whileOpen(channel, action);
     }
 
@@ -361,7 +360,6 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void muteBell(boolean mute, BellControl control) {
-        neverKeep = true;
         if (channel == null) return;
         bellControl = control;
         muteControl = mute ? control : null;
@@ -401,7 +399,6 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void markReadsThroughSelector() {
-        neverKeep = true;
         if ((int) INTS.getOpaque(buf, offMyState + Segment.MODE) == 0) {
             INTS.setRelease(buf, offMyState + Segment.MODE, Segment.MODE_SELECTOR);
         }
@@ -415,14 +412,12 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {
-        neverKeep = true;
         if (armed) INTS.getAndSet(buf, myReaderWaiting, Segment.SLEEP_BELL); // a full fence
         else INTS.setRelease(buf, myReaderWaiting, 0);
     }
 
     @Override
     public void armWriterWaker(boolean armed) {
-        neverKeep = true;
         if (armed) INTS.getAndSet(buf, myWriterWaiting, Segment.SLEEP_BELL);
         else INTS.setRelease(buf, myWriterWaiting, 0);
     }
@@ -539,15 +534,16 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         // open: its threads must see the peer's close; closed: they are gone, and the segment may soon
         // serve another connection (a wake-up would touch its waiting words)
         if (!closed) wakeBoth();
-        if (both) {
-            DoorbellLoop.get().unwatch(channel);
-            handOn(carry);
-        }
+        if (both) handOn(carry);
         return false;
     }
 
-    /** Channel and segment to the keeper; closed if it does not take them. */
+    /**
+     * Channel and segment to the keeper, out of the doorbell loop's watch first (so the next connection's
+     * registration of the channel is not taken for this one's); closed if the keeper does not take them.
+     */
     private void handOn(ByteBuffer carry) {
+        DoorbellLoop.get().unwatch(channel);
         boolean taken;
         try {
             taken = keeper.keep(channel, segment, carry);
@@ -576,14 +572,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      * came already. Any thread (the last to leave the streams).
      */
     private void sendDone() {
-        boolean peerFirst;
         synchronized (doneLock) {
             if (ended) return;
-            peerFirst = peerDone;
         }
-        // The peer's DONE read: the loop stopped watching (the handler returned false); make sure it has,
-        // so the next connection's registration of this channel is not taken for this one's.
-        if (peerFirst) DoorbellLoop.get().unwatch(channel);
         try {
             ShmServerBinding.writeFully(channel, ByteBuffer.wrap(new byte[] {Wire.DONE}));
         } catch (IOException e) {
@@ -599,10 +590,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             carry = peerCarry;
         }
         // Handed on only now, after this end's DONE is written: the next connection's frames must follow it.
-        if (both) {
-            DoorbellLoop.get().unwatch(channel);
-            handOn(carry == null ? ByteBuffer.allocate(0) : carry);
-        }
+        if (both) handOn(carry == null ? ByteBuffer.allocate(0) : carry);
     }
 
     /**
