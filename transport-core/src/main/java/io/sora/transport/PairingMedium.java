@@ -51,6 +51,16 @@ public interface PairingMedium<L> {
     }
 
     /**
+     * An accept waits, at most {@code nanos}, for the requests of the channels {@code pending} announced
+     * (see {@link PairingTable}): true if the medium waited itself, where its clients can wake the
+     * accepting thread directly; false (the default) to wait for the table's own wake-up, which the
+     * medium's threads give when they hand a request in. Called without the table's locks.
+     */
+    default boolean awaitAnnounced(java.util.Set<Object> pending, long nanos) {
+        return false;
+    }
+
+    /**
      * On the accepting thread, after the pairing was offered: waits until it is
      * {@link Pairing.State#COMMITTED} or {@link Pairing.State#ABORTED}, at most {@code nanos}, and returns
      * the state then. The default waits for the medium's own thread to tell the pairing; a medium whose

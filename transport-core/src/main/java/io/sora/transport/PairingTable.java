@@ -238,18 +238,19 @@ public final class PairingTable<L> {
         }
         Set<Object> pending = null;
         for (;;) {
+            long left;
             synchronized (arrivals) {
-                if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) break;
-                if (clientsAnnounce) {
-                    if (pending == null) {
-                        if (announced.isEmpty()) break;
-                        pending = new HashSet<>(announced.keySet());
-                    } else {
-                        pending.retainAll(announced.keySet());
-                        if (pending.isEmpty()) break;
-                    }
-                }
-                long left = deadline - clock.getAsLong();
+                if (!waitsStill(key, pending)) break;
+                if (clientsAnnounce && pending == null) pending = new HashSet<>(announced.keySet());
+                left = deadline - clock.getAsLong();
+                if (left <= 0) break;
+            }
+            // where the clients can wake this thread themselves (shm's kept segments), the medium waits
+            boolean waited = clientsAnnounce
+                    && medium.awaitAnnounced(pending, Math.min(left, CATCH_UP_SLICE_MILLIS * 1_000_000L));
+            if (!waited) synchronized (arrivals) {
+                if (!waitsStill(key, pending)) break; // a request came between the two locks (its wake-up is gone)
+                left = deadline - clock.getAsLong();
                 if (left <= 0) break;
                 waiting++;
                 try {
@@ -276,6 +277,19 @@ public final class PairingTable<L> {
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(clock.getAsLong(), base, null);
         });
+    }
+
+    /**
+     * Under {@code arrivals}: whether the accept of {@code key} still waits (no entry decides it, the table
+     * is open, and, where clients announce, one of those announced at the accept's start, {@code pending},
+     * has not yet sent its request or withdrawn; null at the first look: any announced now).
+     */
+    private boolean waitsStill(ConnectionKey key, Set<Object> pending) {
+        if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) return false;
+        if (!clientsAnnounce) return true;
+        if (pending == null) return !announced.isEmpty();
+        pending.retainAll(announced.keySet());
+        return !pending.isEmpty();
     }
 
     /**

@@ -192,11 +192,29 @@ final class RendezvousListener implements Runnable {
         }
     }
 
-    /** Under the lock: a kept channel registered, and what it holds read. */
+    /**
+     * Under the lock: a kept channel registered, and what it holds read; a key its client wrote in the
+     * segment meanwhile is taken now ({@link HelloHandler#catchUpKept}).
+     */
     private void registerKept(SocketChannel ch, Partial p) throws IOException {
         SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
         partials.add(key);
         read(key);
+        if (key.isValid()) handler.catchUpKept();
+    }
+
+    /**
+     * Under the lock (from {@link HelloHandler#catchUpKept}): the kept channel, idle here, is taken for its
+     * client's next connection, keyed in its segment. False if it is not registered here (its adoption
+     * is under way, and calls the handler again once it is) or was taken already.
+     */
+    boolean takeKept(SocketChannel channel) {
+        Partial p = keptIdle.get(channel);
+        if (p == null) return false;
+        SelectionKey key = channel.keyFor(selector);
+        if (key == null || !key.isValid() || key.attachment() != p) return false;
+        cancel(key);
+        return true;
     }
 
     /**
@@ -319,6 +337,8 @@ final class RendezvousListener implements Runnable {
             if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
                 boolean accepted = accept(true);
+                // a kept channel taken here leaves a cancelled key, which its next adoption deals with: the
+                // thread need not wake for it (so the count is taken after)
                 handler.catchUpKept();
                 int before = partials.size();
                 for (SelectionKey key : new ArrayList<>(partials)) {
@@ -408,6 +428,12 @@ final class RendezvousListener implements Runnable {
                 if (m == null) {
                     if (!p.acc.hasRemaining()) throw new IOException("HELLO too long");
                     return;
+                }
+                if (m instanceof Wire.Announce && keptIdle.get(ch) == p) {
+                    // on a kept channel, the client's kick: its key is in the segment, and no accept took it
+                    handler.catchUpKept();
+                    if (!key.isValid()) return; // taken
+                    continue;
                 }
                 if (m instanceof Wire.Announce && !p.announced) {
                     p.announced = true;

@@ -56,8 +56,11 @@ import java.util.Set;
  *   1152     4  ends done with the rings     each side adds 1 at its close, once none of its threads
  *                                            can touch the rings again; the one that makes it 2 frees
  *                                            the rings' pages (the header stays until the unmapping)
- *   1280     4  next connection announced   client, on a kept segment (1 before its next TCP connect;
- *                                            see ShmMedium, "Kept for the next connection")
+ *   1280     4  next connection's state     on a kept segment, client and server by compare-and-set
+ *                                            ({@link NextPairing}: announced, keyed, paired, refused...)
+ *   1284     4  next client's receive ring  client, before keyed
+ *   1288     8  next server connection id   server, before paired
+ *   1296    40  next connection's key       client, before keyed (two endpoints, as on the wire)
  *   4096     n  c2s ring
  * 4096+n     m  s2c ring
  * </pre>
@@ -90,8 +93,8 @@ final class Segment {
     static final int OFF_S2C_READER_WAITING = 1024;
     /** Ends done with the rings (0, 1, 2): see the layout. */
     static final int OFF_RINGS_DONE = 1152;
-    /** On a kept segment: the client's announcement of its next connection (see the layout). */
-    static final int OFF_NEXT_ANNOUNCE = 1280;
+    /** On a kept segment: the next connection's state and key ({@link NextPairing}). */
+    static final int OFF_NEXT = 1280;
     /** The fields a connection writes: zeroed before a kept segment serves the next one. */
     private static final int CONNECTION_FIELDS_END = 1408;
     /** From a producer cursor: the waiting word of the writer that writes that cursor. */
@@ -253,7 +256,8 @@ final class Segment {
 
     /**
      * Zeroes every field a connection wrote (cursors, waiting words, flags, modes, the count of ends
-     * done, the announcement), for a kept segment's next connection. Only while no thread of either
+     * done, the next connection's state and key), for a kept segment's next connection: by the client,
+     * before it announces that connection. Only while no thread of either
      * process touches it (both ends sent DONE); the rings' old bytes stay, behind cursors at 0.
      */
     void resetConnectionFields() {

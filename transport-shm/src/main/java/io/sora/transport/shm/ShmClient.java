@@ -39,7 +39,7 @@ final class ShmClient {
         this.dir = dir;
         this.tracer = tracer;
         this.settings = settings;
-        this.kept = settings.keep() && DoorbellLoop.NATIVE ? new KeptChannels() : null;
+        this.kept = settings.keep() && DoorbellLoop.NATIVE && io.sora.transport.Futex.isAvailable() ? new KeptChannels() : null;
     }
 
     /** The kept channels (tests); null when channels are not kept. */
@@ -85,10 +85,10 @@ final class ShmClient {
     Announcement announce(InetSocketAddress server, PairingOptions options) {
         if (server.isUnresolved() || !LocalAddresses.isLocal(server.getAddress())) return null;
         Path sock = dir.socketPath(server.getPort());
-        KeptChannels.Kept k = kept == null ? null : kept.take(sock);
+        KeptChannels.Kept k = takeKept(sock, options);
         if (k != null) {
-            // announced in the segment, which the listener reads when it decides an accept: no system call
-            Segment.INTS.setVolatile(k.segment().buffer, Segment.OFF_NEXT_ANNOUNCE, 1);
+            // announced in the segment, which an accept reads when it decides: no system call
+            NextPairing.announce(k.segment());
             return new ShmAnnouncement(k.channel(), sock, k);
         }
         if (!Files.exists(sock)) return null;
@@ -119,9 +119,13 @@ final class ShmClient {
         SocketChannel ch = announced instanceof ShmAnnouncement a && a.socketPath.equals(sock) ? a.take() : null;
         KeptChannels.Kept k = ch != null ? ((ShmAnnouncement) announced).kept : null;
         if (announced != null && ch == null) announced.close();
+        if (k != null) return pairKept(key, options, hooks, k, sock, true, deadline);
         if (ch == null && kept != null && LocalAddresses.isLocal(key.server().getAddress())) {
-            k = kept.take(sock); // not announced: the HELLO pairs only if it comes before the accept decides
-            if (k != null) ch = k.channel();
+            k = takeKept(sock, options); // not announced: it pairs only if the key comes before the accept decides
+            if (k != null) {
+                k.segment().resetConnectionFields();
+                return pairKept(key, options, hooks, k, sock, false, deadline);
+            }
         }
         if (ch == null && !LocalAddresses.isLocal(key.server().getAddress())) {
             return new PairingResult.Fallback("server " + key.server() + " is not on this host (shm pairs JVMs of one host)");
@@ -151,12 +155,10 @@ final class ShmClient {
                 return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
             }
             if (reply instanceof Wire.No no) return new PairingResult.Fallback(no.reason());
-            if (!(reply instanceof Wire.Offer) && !(reply instanceof Wire.Reoffer)) {
+            if (!(reply instanceof Wire.Offer offer)) {
                 return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
             }
-            PairingResult r = reply instanceof Wire.Reoffer again
-                    ? acceptAgain(key, again, options, ch, hooks, k, sock)
-                    : accept(key, (Wire.Offer) reply, options, ch, hooks, sock);
+            PairingResult r = accept(key, offer, options, ch, hooks, sock);
             keep = r instanceof PairingResult.Paired;
             return r;
         } catch (IOException | RuntimeException e) {
@@ -166,18 +168,92 @@ final class ShmClient {
         }
     }
 
-    /** A REOFFER: the kept segment this channel came with serves the connection. */
-    private PairingResult acceptAgain(ConnectionKey key, Wire.Reoffer offer, PairingOptions options, SocketChannel ch,
-                                      SocketHooks hooks, KeptChannels.Kept k, Path sock) throws IOException {
-        int expected = Segment.ringSize(options.receiveBufferSize());
-        if (k == null) return new PairingResult.Fallback("REOFFER on a channel that kept no segment");
+    /**
+     * The connection on a kept segment, agreed in its memory ({@link NextPairing}): the key written after
+     * the TCP connect (the segment was reset before), then the server's answer awaited: PAIRED, or
+     * REFUSED with its reason in a NO frame on the channel, or none within the pairing wait (withdrawn:
+     * TCP). The listener's thread is kicked (an ANNOUNCE frame on the channel) only if no accepting
+     * thread answers within {@link #KICK_AFTER_NANOS}, or at once if the connection was not announced
+     * before its connect (an accept may have decided it already, and only the listener refuses then).
+     */
+    private PairingResult pairKept(ConnectionKey key, PairingOptions options, SocketHooks hooks, KeptChannels.Kept k,
+                                   Path sock, boolean announcedBefore, long deadline) {
+        SocketChannel ch = k.channel();
         Segment seg = k.segment();
-        if (offer.ringS2C() != expected || seg.ringS2C != offer.ringS2C() || seg.ringC2S != offer.ringC2S()) {
-            return new PairingResult.Fallback("REOFFER of " + offer.ringC2S() + "/" + offer.ringS2C()
-                    + "-byte rings for a kept segment of " + seg.ringC2S + "/" + seg.ringS2C + " (asked for a "
-                    + expected + "-byte receive ring)");
+        boolean keep = false;
+        try {
+            long id = RingConnection.nextId();
+            // made before the key is published: it writes this end's capabilities, which the server reads
+            ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
+            if (!NextPairing.key(seg, key, options.receiveBufferSize(), announcedBefore)) {
+                return new PairingResult.Fallback("kept segment's key could not be written for " + key);
+            }
+            boolean platform = !VirtualThreads.isVirtual(Thread.currentThread());
+            int answer = NextPairing.awaitAnswer(seg, deadline, announcedBefore && platform ? KICK_AFTER_NANOS : 0,
+                    () -> kick(ch), platform);
+            if (answer == NextPairing.WITHDRAWN) {
+                return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+            }
+            if (answer != NextPairing.PAIRED) return new PairingResult.Fallback(refusal(ch));
+            long serverId = NextPairing.serverId(seg);
+            if (tracer.isOn(Category.JSOR)) {
+                tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null, "kept " + seg.path + " c2s=" + seg.ringC2S
+                        + " s2c=" + seg.ringS2C + " server_conn=" + serverId + " key=" + key);
+            }
+            medium.keepWith(keeper(sock));
+            RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
+            DoorbellLoop.get().register(ch, medium);
+            keep = true;
+            return new PairingResult.Paired(conn);
+        } catch (IOException | RuntimeException e) {
+            return new PairingResult.Fallback("shm pairing failed: " + e.getMessage());
+        } finally {
+            if (!keep) closeQuietly(ch); // the listener drops its half at the end of file
         }
-        return paired(key, seg, offer.serverConnectionId(), ch, hooks, sock, true);
+    }
+
+    /** Where this client's closed connections to the listener at {@code sock} are kept (nothing after the server's DONE). */
+    private ShmMedium.Keeper keeper(Path sock) {
+        return (c, s, carry) -> !carry.hasRemaining() && kept.give(sock, new KeptChannels.Kept(c, s));
+    }
+
+    /**
+     * A kept channel to the listener at {@code sock} whose segment has the receive ring these options
+     * ask for (null if none): one kept with another size (a rule of another buffer size) is closed, and
+     * its connection makes a new one.
+     */
+    private KeptChannels.Kept takeKept(Path sock, PairingOptions options) {
+        if (kept == null) return null;
+        int ring = Segment.ringSize(options.receiveBufferSize());
+        for (;;) {
+            KeptChannels.Kept k = kept.take(sock);
+            if (k == null || k.segment().ringS2C == ring) return k;
+            KeptChannels.close(k.channel()); // the listener drops its half at the end of file
+        }
+    }
+
+    /** How long a keyed client waits for an accepting thread before it has the listener's thread look. */
+    static final long KICK_AFTER_NANOS = Long.getLong("sora.shm.kickAfterMicros", 0L) * 1000L;
+
+    /** Has the listener's thread look at the kept segment (an ANNOUNCE frame on a kept channel). */
+    private static void kick(SocketChannel ch) {
+        try {
+            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
+        } catch (IOException e) {
+            // the listener is gone: the wait runs out, and the connection stays on TCP
+        }
+    }
+
+    /** The reason of a refusal: the NO frame the server wrote before it said REFUSED. */
+    private static String refusal(SocketChannel ch) {
+        ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
+        try {
+            Wire.Message m = tryRead(ch, acc);
+            if (m instanceof Wire.No no) return no.reason();
+        } catch (IOException e) {
+            // the listener released the pairing without a reason: below
+        }
+        return "shm listener released the pairing on the kept segment";
     }
 
     private PairingResult accept(ConnectionKey key, Wire.Offer offer, PairingOptions options, SocketChannel ch,
@@ -197,20 +273,18 @@ final class ShmClient {
         } catch (IOException e) {
             return new PairingResult.Fallback("shm segment refused: " + e.getMessage());
         }
-        return paired(key, seg, offer.serverConnectionId(), ch, hooks, sock, false);
+        return paired(key, seg, offer.serverConnectionId(), ch, hooks, sock);
     }
 
     private PairingResult paired(ConnectionKey key, Segment seg, long serverId, SocketChannel ch, SocketHooks hooks,
-                                 Path sock, boolean again) throws IOException {
+                                 Path sock) throws IOException {
         long id = RingConnection.nextId();
         if (tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null, (again ? "kept " : "") + seg.path + " c2s="
+            tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null, seg.path + " c2s="
                     + seg.ringC2S + " s2c=" + seg.ringS2C + " server_conn=" + serverId + " key=" + key);
         }
         ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
-        if (kept != null) {
-            medium.keepWith((c, s, carry) -> !carry.hasRemaining() && kept.give(sock, new KeptChannels.Kept(c, s)));
-        }
+        if (kept != null) medium.keepWith(keeper(sock));
         RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
         ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
         DoorbellLoop.get().register(ch, medium);

@@ -38,10 +38,18 @@ final class ShmLink implements ShmMedium.CommitListener {
     /** The doorbell loop has (or is about to have) the channel; guarded by {@link #commitLock}. */
     private boolean watched;
 
+    /** The kept segment whose memory carried the request ({@link NextPairing}); null for a HELLO frame. */
+    final Segment kept;
+
     ShmLink(SocketChannel channel, Wire.Hello hello, Tracer tracer) {
+        this(channel, hello, tracer, null);
+    }
+
+    ShmLink(SocketChannel channel, Wire.Hello hello, Tracer tracer, Segment kept) {
         this.channel = channel;
         this.hello = hello;
         this.tracer = tracer;
+        this.kept = kept;
         this.direct = NativeSockets.fd(channel) >= 0;
     }
 
@@ -132,6 +140,12 @@ final class ShmLink implements ShmMedium.CommitListener {
         }
     }
 
+    /** A kept segment's pairing, agreed in its memory: nothing more comes on the channel before the bells. */
+    void committedInMemory() {
+        watchByDoorbell();
+        pairing.committed();
+    }
+
     @Override
     public void aborted(String why) {
         pairing.abort(why);
@@ -139,6 +153,7 @@ final class ShmLink implements ShmMedium.CommitListener {
 
     /** Unlinks the segment (if one was made) and drops the channel: the client sees EOF, or its control channel drop. */
     void release() {
+        if (kept != null) NextPairing.refuse(kept); // a client waiting in the segment stops (no effect once paired)
         unlink();
         DoorbellLoop.get().close(channel); // out of the loop's watch first (if it was given it), then closed
     }

@@ -44,11 +44,12 @@ import java.nio.channels.SocketChannel;
  * channel: each end, once closed and once none of its threads can touch the segment any more
  * ({@link #ringsDone}), sends {@link Wire#DONE} on it; an end that has sent its DONE and read the
  * other's hands channel and segment to its keeper (the client's pool of kept channels per listener, the
- * listener's idle channels), and the next connection between the two processes pairs on them with a
- * HELLO and a REOFFER: no channel, no file, no mapping. Nothing of the old connection can reach the new
- * one: each end writes the segment only until its DONE, the server zeroes the connection's fields
- * before its REOFFER, and an end that cannot keep (a selector used it, its pool is full, its peer died)
- * closes the channel instead, and the other end then drops its half.
+ * listener's idle channels), and the next connection between the two processes pairs on them in the
+ * segment's memory ({@link NextPairing}): no channel, no file, no mapping, no frame. Nothing of the old
+ * connection can reach the new one: each end writes the segment only until its DONE, the client zeroes
+ * the connection's fields before it announces the next one, and an end that cannot keep (a selector
+ * used it, its pool is full, its peer died) closes the channel instead, and the other end then drops
+ * its half.
  */
 final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** Server side, before COMMIT: told when the client commits or gives up. */

@@ -107,19 +107,70 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     /**
-     * Under the listener's lock, when an accept catches up: a client that announced its next connection
-     * in a kept segment (before its TCP connect) is counted as announced, as an ANNOUNCE frame would be.
+     * Under the listener's lock, when an accept catches up, a kept channel is adopted, or its client kicks
+     * the listener: a client that announced its next connection in a kept segment (before its TCP
+     * connect) is counted as announced, as an ANNOUNCE frame would be; one that wrote its key has its
+     * request decided here, on this thread ({@link NextPairing}), once the listener holds the channel idle
+     * (until then its adoption, which calls this again, is under way).
      */
     private void catchUpKept() {
         if (kept == null || kept.isEmpty()) return;
         for (java.util.Map.Entry<SocketChannel, KeptEnd> en : kept.entrySet()) {
+            SocketChannel ch = en.getKey();
             KeptEnd e = en.getValue();
-            if (e.announced) continue;
-            if ((int) Segment.INTS.getAcquire(e.segment.buffer, Segment.OFF_NEXT_ANNOUNCE) == 0) continue;
-            e.announced = true;
-            table.announced(en.getKey());
-            listener.announcedKept(en.getKey());
+            int st = NextPairing.state(e.segment);
+            if (st == 0) continue;
+            if ((st == NextPairing.ANNOUNCED || st == NextPairing.KEYED) && !e.announced) {
+                e.announced = true;
+                table.announced(ch);
+                listener.announcedKept(ch);
+            }
+            if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && listener.takeKept(ch)) requestKept(ch, e);
         }
+    }
+
+    /** A kept segment's key, taken off the listener: decided as a HELLO would be. */
+    private void requestKept(SocketChannel ch, KeptEnd e) {
+        Wire.Hello hello;
+        try {
+            hello = NextPairing.hello(e.segment);
+        } catch (java.net.ProtocolException bad) {
+            refuse(new ShmLink(ch, null, tracer, e.segment), "bad key in the kept segment: " + bad.getMessage());
+            return;
+        }
+        table.request(new ShmLink(ch, hello, tracer, e.segment), hello.key(), ch);
+    }
+
+    /** Accepting threads sleeping on a kept segment for its client's key (tests). */
+    private final java.util.concurrent.atomic.AtomicInteger keyWaits = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * An accept waits for announced clients: where every one announced in a kept segment, it sleeps on
+     * one of those segments for the client's key (the client wakes it), not for the table's slice.
+     */
+    @Override
+    public boolean awaitAnnounced(java.util.Set<Object> pending, long nanos) {
+        if (kept == null || VirtualThreads.isVirtual(Thread.currentThread())) return false;
+        KeptEnd first = null;
+        for (Object ch : pending) {
+            KeptEnd e = kept.get(ch);
+            if (e == null) return false; // announced on a fresh channel: its HELLO comes through the listener
+            int st = NextPairing.state(e.segment);
+            if (st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) {
+                Thread.yield(); // keyed: the catch-up that follows takes it (or its adoption, under way, does)
+                return true;
+            }
+            if (st != NextPairing.ANNOUNCED) return false; // withdrawn or gone: its end comes through the listener
+            if (first == null) first = e;
+        }
+        if (first == null) return false;
+        keyWaits.incrementAndGet();
+        try {
+            NextPairing.awaitKeyed(first.segment, nanos);
+        } finally {
+            keyWaits.decrementAndGet();
+        }
+        return true;
     }
 
     /**
@@ -154,7 +205,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         this.tracer = tracer;
         this.settings = settings;
         this.table = new PairingTable<>(this, policy, true);
-        this.kept = settings.keep() && DoorbellLoop.NATIVE ? new java.util.concurrent.ConcurrentHashMap<>() : null;
+        this.kept = settings.keep() && DoorbellLoop.NATIVE && io.sora.transport.Futex.isAvailable()
+                ? new java.util.concurrent.ConcurrentHashMap<>() : null;
         this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler, listenerThread);
     }
 
@@ -305,10 +357,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(link.hello.receiveRing());
             KeptEnd k = kept == null ? null : kept.remove(link.channel);
-            if (k != null && k.segment.ringC2S == c2s && k.segment.ringS2C == s2c) {
-                offerKept(pairing, link, id, k.segment);
+            if (link.kept != null) {
+                offerKept(pairing, link, id, c2s, s2c);
                 return;
             }
+            // a HELLO frame on a kept channel (no client of today sends one): its segment is dropped
             Spare ready = takeSpare(c2s, s2c);
             Path path = dir.newSegmentPath();
             byte[] secret = null;
@@ -356,28 +409,30 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     /**
-     * The offer on a kept channel: its segment, mapped at both ends since an earlier connection, serves
-     * this one. Both ends sent DONE (no thread of either touches it), so its connection fields are zeroed
-     * here, before the REOFFER lets the client use it.
+     * The offer on a kept channel: its segment, mapped at both ends since an earlier connection and
+     * reset by the client before it announced this one, serves it. Agreed in the segment's memory
+     * ({@link NextPairing}): PAIRED is the commit (the client can no longer withdraw), so the pairing is
+     * committed here, on the thread that decided it.
      */
-    private void offerKept(Pairing<ShmLink> pairing, ShmLink link, long id, Segment seg) throws IOException {
-        seg.resetConnectionFields();
+    private void offerKept(Pairing<ShmLink> pairing, ShmLink link, long id, int c2s, int s2c) throws IOException {
+        Segment seg = link.kept;
+        if (seg.ringC2S != c2s || seg.ringS2C != s2c) {
+            throw new IOException("kept segment has " + seg.ringC2S + "/" + seg.ringS2C + "-byte rings, this connection"
+                    + " needs " + c2s + "/" + s2c + " (the next connection makes a new one)");
+        }
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.SHM_SEGMENT_CREATE, id, "shm", null, "kept " + seg.path + " c2s=" + seg.ringC2S
                     + " s2c=" + seg.ringS2C + " key=" + pairing.key());
         }
-        ShmMedium medium = new ShmMedium(id, seg, true, link.channel, tracer, link, settings.futex());
+        ShmMedium medium = new ShmMedium(id, seg, true, link.channel, tracer, null, settings.futex());
         medium.keepWith(keeper);
         link.offering(pairing, id, seg, medium, true);
         if (!pairing.offered()) return;
-        if (link.direct()) offeredDirect.add(link);
-        try {
-            writeFully(link.channel, Wire.encode(new Wire.Reoffer(seg.ringC2S, seg.ringS2C, id)));
-        } catch (IOException e) {
-            throw new ClientLeft(e);
+        if (!NextPairing.pair(seg, id)) {
+            throw new ClientLeft(new IOException("it withdrew from the kept segment"));
         }
         reoffers.incrementAndGet();
-        if (!link.direct()) DoorbellLoop.get().register(link.channel, medium);
+        link.committedInMemory();
     }
 
     /** Connections paired on a kept segment so far (tests, diagnostics). */
@@ -460,6 +515,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         } catch (IOException e) {
             // the client gave up already; it falls back on its own
         }
+        if (link.kept != null) NextPairing.refuse(link.kept); // after the NO: the client reads the reason there
         try {
             link.channel.close();
         } catch (IOException e) {
@@ -522,7 +578,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     /** Accepting threads waiting for an announced client right now (tests). */
     int waitingAccepts() {
-        return table.waitingAccepts();
+        return table.waitingAccepts() + keyWaits.get();
     }
 
     /** Accepting threads reading a COMMIT themselves right now, of the pairings offered (tests). */

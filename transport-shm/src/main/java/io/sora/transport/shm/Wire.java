@@ -21,14 +21,15 @@ import java.nio.charset.StandardCharsets;
  * COMMIT (4) empty
  * ANNOUNCE (5) empty: sent before the client's TCP connect (see {@link io.sora.transport.Announcement})
  * NOTED  (6) empty: the server's answer to ANNOUNCE (clients of today skip it; older ones waited for it)
- * REOFFER (7) i32 c2s ring, i32 s2c ring, i64 server connection id: as OFFER, on a kept channel whose
- *            segment both ends still map (see {@link ShmMedium}, "Kept for the next connection")
+ * (7)        reserved: REOFFER, which answered a HELLO on a kept channel until the next connection on a
+ *            kept segment was agreed in its memory ({@link NextPairing})
  * </pre>
  * A client sends ANNOUNCE, connects over TCP at once, then sends HELLO on the same socket
  * (or HELLO alone on a fresh socket: the server pairs it only if it arrives before accept() decided).
  * After COMMIT the socket carries only one-byte doorbells ({@link #BELL}) until it is closed, or until
  * each end sent {@link #DONE} once: then the channel and its segment are kept for the next connection
- * between the two processes, which starts with a HELLO on it.
+ * between the two processes, which is agreed in the segment ({@link NextPairing}); on a kept channel an
+ * ANNOUNCE from the client only asks the listener's thread to look at the segment.
  * ANNOUNCE and NOTED were added within version 1: a listener that predates them drops the channel on
  * ANNOUNCE, and the client then falls back to TCP.
  */
@@ -42,7 +43,6 @@ final class Wire {
     private static final byte COMMIT = 4;
     private static final byte ANNOUNCE = 5;
     private static final byte NOTED = 6;
-    private static final byte REOFFER = 7;
     /** A doorbell on a committed channel. */
     static final byte BELL = 0;
     /**
@@ -57,31 +57,12 @@ final class Wire {
     private Wire() {
     }
 
-    sealed interface Message permits Hello, Offer, Reoffer, No, Commit, Announce, Noted {}
+    sealed interface Message permits Hello, Offer, No, Commit, Announce, Noted {}
 
     record Hello(ConnectionKey key, int receiveRing) implements Message {}
 
     record Offer(String segmentPath, byte[] secret, int ringC2S, int ringS2C, long serverConnectionId)
             implements Message {}
-
-    /** Its three object methods written out: a record's generated ones would link ObjectMethods (see ConnectionKey). */
-    record Reoffer(int ringC2S, int ringS2C, long serverConnectionId) implements Message {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Reoffer r && r.ringC2S == ringC2S && r.ringS2C == ringS2C
-                    && r.serverConnectionId == serverConnectionId;
-        }
-
-        @Override
-        public int hashCode() {
-            return (31 * ringC2S + ringS2C) * 31 + Long.hashCode(serverConnectionId);
-        }
-
-        @Override
-        public String toString() {
-            return "Reoffer[ringC2S=" + ringC2S + ", ringS2C=" + ringS2C + ", serverConnectionId=" + serverConnectionId + "]";
-        }
-    }
 
     record No(String reason) implements Message {}
 
@@ -105,9 +86,6 @@ final class Wire {
             b.put(OFFER);
             putString(b, o.segmentPath());
             b.put(o.secret()).putInt(o.ringC2S()).putInt(o.ringS2C()).putLong(o.serverConnectionId());
-        } else if (m instanceof Reoffer r) {
-            b.put(REOFFER);
-            b.putInt(r.ringC2S()).putInt(r.ringS2C()).putLong(r.serverConnectionId());
         } else if (m instanceof No n) {
             b.put(NO);
             putString(b, n.reason());
@@ -154,7 +132,6 @@ final class Wire {
                     f.get(secret);
                     m = new Offer(path, secret, f.getInt(), f.getInt(), f.getLong());
                 }
-                case REOFFER -> m = new Reoffer(f.getInt(), f.getInt(), f.getLong());
                 case NO -> m = new No(getString(f));
                 case COMMIT -> m = new Commit();
                 case ANNOUNCE -> m = new Announce();

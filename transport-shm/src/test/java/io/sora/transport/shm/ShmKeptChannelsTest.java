@@ -99,6 +99,53 @@ class ShmKeptChannelsTest {
     }
 
     @Test
+    void anAnnouncedClientWhoseAcceptIsNotUnderWayIsPairedByTheListenersThread() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            ShmFixture.Pair first = fx.pair();
+            first.client().close();
+            first.server().close();
+            await(() -> kept(fx) == 1 && b.keptCount() == 1, "the first connection's channel kept");
+
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            Socket[] t = fx.tcp();
+            // no accept decides yet: the client's kick has the listener's thread take its key
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+            assertEquals(1, b.reoffers(), "paired on the kept segment before any accept");
+            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
+            exchange(client, srv, 9_000, new Random(3));
+            exchange(srv, client, 9_000, new Random(4));
+            client.close();
+            srv.close();
+        }
+    }
+
+    @Test
+    void aKeptConnectionNotAnnouncedWhoseAcceptDecidedTcpIsRefusedWithTheReason() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            ShmFixture.Pair first = fx.pair();
+            first.client().close();
+            first.server().close();
+            await(() -> kept(fx) == 1 && b.keptCount() == 1, "the first connection's channel kept");
+
+            Socket[] t = fx.tcp();
+            // nothing announced: the accept decides TCP at once
+            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            assertInstanceOf(PairingResult.Fallback.class, s);
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks());
+            PairingResult.Fallback f = assertInstanceOf(PairingResult.Fallback.class, c);
+            assertTrue(f.reason().contains("server already accepted on TCP"), f.reason());
+            assertEquals(0, b.reoffers());
+            await(() -> b.keptCount() == 0, "the refused channel dropped by the server");
+            assertEquals(0, kept(fx), "and by the client");
+        }
+    }
+
+    @Test
     void aKeptChannelWhoseListenerClosedIsDroppedAndTheNextConnectionPairsAfresh() throws Exception {
         ShmFixture fx = new ShmFixture(tmp, 4096, 4096);
         int port = fx.serverSocket.getLocalPort();

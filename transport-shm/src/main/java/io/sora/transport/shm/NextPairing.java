@@ -1,0 +1,211 @@
+package io.sora.transport.shm;
+
+import static io.sora.transport.shm.Segment.INTS;
+import static io.sora.transport.shm.Segment.LONGS;
+
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.Futex;
+import io.sora.transport.WireAddresses;
+import java.net.ProtocolException;
+import java.nio.BufferOverflowException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+
+/**
+ * The next connection on a kept segment (see {@link ShmMedium}, "Kept for the next connection"),
+ * agreed in the segment's own memory: no frame on the channel, no thread of the listener.
+ *
+ * <p>One word ({@link Segment#OFF_NEXT}) holds the state, which each side moves on with a
+ * compare-and-set, so that the client giving up and the server pairing cannot both win:
+ * <pre>
+ *   client: 0 (idle) -- ANNOUNCED (before its TCP connect) -- KEYED (after it: the key is written)
+ *           KEYED_LATE: keyed without an announcement before the connect (the listener is kicked)
+ *           KEYED* -- WITHDRAWN (its pairing wait ran out: TCP)
+ *   server: KEYED* -- PAIRED (the connection is shm; the client's wait ends) or REFUSED (TCP, a NO
+ *           frame on the channel says why)
+ * </pre>
+ * A side that sleeps for the other's move sets its waiting bit ({@link #SERVER_WAITS} or
+ * {@link #CLIENT_WAITS}) and sleeps in a futex on the word; every move clears the bits, and the mover
+ * wakes the word's sleepers if it cleared one. Measured before this (2026-11-25, kept channels with a
+ * HELLO, REOFFER and COMMIT on the channel): four thread hand-offs per set-up (the client's HELLO to the
+ * listener's thread, its REOFFER back, the offer to the accepting thread, the COMMIT to it), where TCP
+ * has one (the kernel wakes the accepting thread). Now: the kernel wakes the accepting thread, which
+ * reads the key in the segment, pairs, and wakes the client.
+ *
+ * <p>The client zeroes the segment's connection fields before it announces (both ends said DONE: no
+ * thread of either touches it), then writes its key: 4 bytes of receive ring size at
+ * {@link #OFF_RING}, the two endpoints ({@link WireAddresses}) from {@link #OFF_KEY}. The server writes
+ * its connection id at {@link #OFF_SERVER_ID} before PAIRED.
+ */
+final class NextPairing {
+    static final int ANNOUNCED = 1;
+    static final int KEYED = 2;
+    static final int KEYED_LATE = 3;
+    static final int PAIRED = 4;
+    static final int REFUSED = 5;
+    static final int WITHDRAWN = 6;
+    static final int STATE = 0xff;
+    static final int SERVER_WAITS = 0x100;
+    static final int CLIENT_WAITS = 0x200;
+
+    static final int OFF_RING = Segment.OFF_NEXT + 4;
+    static final int OFF_SERVER_ID = Segment.OFF_NEXT + 8;
+    static final int OFF_KEY = Segment.OFF_NEXT + 16;
+    /** The key's room: two endpoints of at most 1 + 16 + 2 bytes. */
+    static final int KEY_SIZE = 40;
+    /** Yields before a waiting side sleeps: the other side's move is usually microseconds away. */
+    private static final int YIELDS = 4;
+
+    private NextPairing() {
+    }
+
+    static int state(Segment s) {
+        return (int) INTS.getAcquire(s.buffer, Segment.OFF_NEXT) & STATE;
+    }
+
+    // ---------------------------------------------------------------- client
+
+    /** Before the TCP connect: the segment made ready for the next connection, and announced. */
+    static void announce(Segment s) {
+        s.resetConnectionFields();
+        INTS.setRelease(s.buffer, Segment.OFF_NEXT, ANNOUNCED);
+    }
+
+    /**
+     * After the TCP connect: the key written and published (KEYED; KEYED_LATE if not announced, for which
+     * the caller reset the segment's connection fields first). False if the key does not fit (it always
+     * does for IPv4 and IPv6) or the state is not what this client left it at.
+     */
+    static boolean key(Segment s, ConnectionKey key, int receiveRing, boolean announced) {
+        ByteBuffer b = s.buffer;
+        ByteBuffer k = b.duplicate();
+        k.position(OFF_KEY).limit(OFF_KEY + KEY_SIZE);
+        try {
+            WireAddresses.put(k, key.client());
+            WireAddresses.put(k, key.server());
+        } catch (BufferOverflowException e) {
+            return false;
+        }
+        INTS.set(b, OFF_RING, receiveRing);
+        int to = announced ? KEYED : KEYED_LATE;
+        if (!announced) {
+            INTS.setRelease(b, Segment.OFF_NEXT, to);
+            return true;
+        }
+        return move(b, ANNOUNCED, ANNOUNCED, to, SERVER_WAITS) == ANNOUNCED;
+    }
+
+    /**
+     * Waits for the server's answer until {@code deadline} ({@link System#nanoTime}): PAIRED or REFUSED;
+     * WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair). After
+     * {@code kickAfterNanos} without an answer (it yields until then), {@code kick} runs once (the
+     * listener's thread then looks: an accept that is not under way), and it sleeps on the word.
+     * {@code sleepInKernel} false (a virtual thread): parks instead.
+     */
+    static int awaitAnswer(Segment s, long deadline, long kickAfterNanos, Runnable kick, boolean sleepInKernel) {
+        ByteBuffer b = s.buffer;
+        long kickAt = System.nanoTime() + kickAfterNanos;
+        boolean kicked = false;
+        for (int turn = 0; ; turn++) {
+            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            int st = w & STATE;
+            if (st != KEYED && st != KEYED_LATE) return st;
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                int was = move(b, KEYED, KEYED_LATE, WITHDRAWN, SERVER_WAITS);
+                return was == KEYED || was == KEYED_LATE ? WITHDRAWN : state(s);
+            }
+            if (!kicked && now - kickAt >= 0) {
+                kicked = true;
+                kick.run();
+                continue;
+            }
+            if (!kicked || turn < YIELDS) {
+                // until the kick is due: the accepting thread usually answers within it, and a futex
+                // sleep that short overshoots it (measured: a 100 us sleep returned after 190 us)
+                Thread.yield();
+                continue;
+            }
+            sleep(b, w, CLIENT_WAITS, Math.max(1, deadline - now), sleepInKernel);
+        }
+    }
+
+    static long serverId(Segment s) {
+        return (long) LONGS.getAcquire(s.buffer, OFF_SERVER_ID);
+    }
+
+    // ---------------------------------------------------------------- server
+
+    /** The key the client wrote (read once its state says KEYED or KEYED_LATE). */
+    static Wire.Hello hello(Segment s) throws ProtocolException {
+        ByteBuffer k = s.buffer.duplicate();
+        k.position(OFF_KEY).limit(OFF_KEY + KEY_SIZE);
+        try {
+            ConnectionKey key = new ConnectionKey(WireAddresses.get(k), WireAddresses.get(k));
+            return new Wire.Hello(key, (int) INTS.get(s.buffer, OFF_RING));
+        } catch (BufferUnderflowException e) {
+            throw new ProtocolException("truncated key in the kept segment");
+        }
+    }
+
+    /** The connection is shm: true, or false if the client withdrew first. */
+    static boolean pair(Segment s, long serverId) {
+        LONGS.setRelease(s.buffer, OFF_SERVER_ID, serverId);
+        int was = move(s.buffer, KEYED, KEYED_LATE, PAIRED, CLIENT_WAITS);
+        return was == KEYED || was == KEYED_LATE;
+    }
+
+    /** The connection is TCP (after a NO frame with the reason went on the channel); no effect once over. */
+    static void refuse(Segment s) {
+        move(s.buffer, KEYED, KEYED_LATE, REFUSED, CLIENT_WAITS);
+    }
+
+    /**
+     * An accepting thread waits, at most {@code nanos}, for a client that announced on this segment to
+     * write its key. Returns at once if it did (or left).
+     */
+    static void awaitKeyed(Segment s, long nanos) {
+        ByteBuffer b = s.buffer;
+        long deadline = System.nanoTime() + nanos;
+        for (int turn = 0; ; turn++) {
+            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            if ((w & STATE) != ANNOUNCED) return;
+            long left = deadline - System.nanoTime();
+            if (left <= 0) return;
+            if (turn < YIELDS) {
+                Thread.yield();
+                continue;
+            }
+            sleep(b, w, SERVER_WAITS, left, true);
+        }
+    }
+
+    // ---------------------------------------------------------------- both
+
+    /**
+     * Moves the state from {@code from1} or {@code from2} (any waiting bits) to {@code to} (bits
+     * cleared), waking the word's sleepers if one of {@code wakeBits} was set. Returns the state found
+     * (the move happened if it is one of the two).
+     */
+    private static int move(ByteBuffer b, int from1, int from2, int to, int wakeBits) {
+        for (;;) {
+            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            int st = w & STATE;
+            if (st != from1 && st != from2) return st;
+            if ((int) INTS.compareAndExchange(b, Segment.OFF_NEXT, w, to) != w) continue;
+            if ((w & wakeBits) != 0) Futex.wake(b, Segment.OFF_NEXT, Integer.MAX_VALUE);
+            return st;
+        }
+    }
+
+    /** Sets {@code bit} in the word last read as {@code w} and sleeps while it stays so (at most {@code nanos}). */
+    private static void sleep(ByteBuffer b, int w, int bit, long nanos, boolean inKernel) {
+        if (!inKernel) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(nanos, 20_000L));
+            return;
+        }
+        int waiting = w | bit;
+        if (waiting != w && (int) INTS.compareAndExchange(b, Segment.OFF_NEXT, w, waiting) != w) return; // moved: look again
+        Futex.await(b, Segment.OFF_NEXT, waiting, nanos);
+    }
+}

@@ -1,0 +1,109 @@
+package io.sora.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.Futex;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The next connection on a kept segment, agreed in its memory: the key read back exactly, the
+ * client's withdrawal and the server's pairing exclusive, each side's sleep ended by the other's move.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class NextPairingTest {
+    @TempDir
+    Path tmp;
+    private Segment seg;
+    private final ConnectionKey key;
+
+    NextPairingTest() throws Exception {
+        key = new ConnectionKey(new InetSocketAddress(InetAddress.getByName("127.0.0.2"), 40001),
+                new InetSocketAddress(InetAddress.getByName("::1"), 8080));
+    }
+
+    @BeforeEach
+    void segment() throws Exception {
+        assertTrue(Futex.isAvailable(), "sora's native library");
+        seg = Segment.create(tmp.resolve("seg"), 4096, 4096, ShmDirectory.randomBytes(Segment.SECRET_SIZE));
+        // what an earlier connection left: cursors and a stale state the announcement must clear
+        Segment.LONGS.setVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED, 12345L);
+        Segment.INTS.setVolatile(seg.buffer, Segment.OFF_NEXT, NextPairing.PAIRED);
+    }
+
+    @Test
+    void theKeyWrittenAfterTheAnnouncementIsReadBackExactlyAndThePairingEndsTheClientsWait() throws Exception {
+        NextPairing.announce(seg);
+        assertEquals(0L, (long) Segment.LONGS.getVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED), "connection fields reset");
+        assertEquals(NextPairing.ANNOUNCED, NextPairing.state(seg));
+        assertTrue(NextPairing.key(seg, key, 65536, true));
+        assertEquals(NextPairing.KEYED, NextPairing.state(seg));
+        Wire.Hello hello = NextPairing.hello(seg);
+        assertEquals(key, hello.key());
+        assertEquals(65536, hello.receiveRing());
+
+        AtomicInteger kicks = new AtomicInteger();
+        CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, true));
+        assertTrue(NextPairing.pair(seg, 77));
+        assertEquals(NextPairing.PAIRED, client.get(20, TimeUnit.SECONDS), "woken by the pairing");
+        assertEquals(77, NextPairing.serverId(seg));
+        assertEquals(0, kicks.get(), "answered before the kick was due");
+        NextPairing.refuse(seg);
+        assertEquals(NextPairing.PAIRED, NextPairing.state(seg), "a refusal after the pairing changes nothing");
+    }
+
+    @Test
+    void aClientWhoseWaitRanOutWithdrawsAndTheServerCanNoLongerPairIt() {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        AtomicInteger kicks = new AtomicInteger();
+        int answer = NextPairing.awaitAnswer(seg, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30),
+                TimeUnit.MILLISECONDS.toNanos(5), kicks::incrementAndGet, true);
+        assertEquals(NextPairing.WITHDRAWN, answer);
+        assertEquals(1, kicks.get(), "the listener was kicked once while it waited");
+        assertFalse(NextPairing.pair(seg, 5), "withdrawn: not paired");
+        assertEquals(NextPairing.WITHDRAWN, NextPairing.state(seg));
+    }
+
+    @Test
+    void aRefusalEndsTheClientsWaitWithRefused() throws Exception {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), () -> { }, true));
+        NextPairing.refuse(seg);
+        assertEquals(NextPairing.REFUSED, client.get(20, TimeUnit.SECONDS));
+        assertFalse(NextPairing.pair(seg, 5));
+    }
+
+    @Test
+    void anAcceptSleepingOnTheAnnouncementIsWokenByTheKey() throws Exception {
+        NextPairing.announce(seg);
+        CompletableFuture<Void> accept = CompletableFuture.runAsync(
+                () -> NextPairing.awaitKeyed(seg, TimeUnit.SECONDS.toNanos(30)));
+        // until the accept sleeps with its bit set (or, on a slow machine, still yields)
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (((int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) == 0
+                && System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+        }
+        assertTrue(((int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) != 0,
+                "the accept sleeps on the word");
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        accept.get(20, TimeUnit.SECONDS);
+        assertEquals(NextPairing.KEYED, NextPairing.state(seg), "the waiting bit cleared by the move");
+        assertEquals(NextPairing.KEYED, (int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT));
+    }
+}
