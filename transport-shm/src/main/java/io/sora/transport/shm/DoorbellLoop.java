@@ -84,7 +84,8 @@ final class DoorbellLoop {
         final SocketChannel channel;
         final int fd;
         final long id;
-        final Handler handler;
+        /** Replaced only by {@link #rebind} (a kept channel's next connection), under the channel's stripe. */
+        volatile Handler handler;
         /** In the set (guarded by the channel's stripe). */
         boolean on;
 
@@ -193,6 +194,37 @@ final class DoorbellLoop {
         synchronized (stripe(channel)) {
             Watch w = watches.get(channel);
             if (w != null) unwatch(w);
+        }
+    }
+
+    /**
+     * A kept channel's next connection (epoll mode): {@code handler} replaces the watched channel's handler,
+     * without a change of the epoll set. A {@link ShmMedium} replaced learns its successor first, so that
+     * what a call of it already under way reads reaches the new one. False if the channel is not watched
+     * or closed (its end was seen).
+     */
+    boolean rebind(SocketChannel channel, Handler handler) {
+        if (!nativeMode) throw new IllegalStateException("channels are kept only with the epoll loop");
+        synchronized (stripe(channel)) {
+            Watch w = watches.get(channel);
+            if (w == null || !channel.isOpen()) return false;
+            if (w.handler instanceof ShmMedium old && handler instanceof ShmMedium next) old.successor = next;
+            w.handler = handler;
+            return true;
+        }
+    }
+
+    /**
+     * Closes {@code channel} as {@link #close} does, if {@code handler} is still its handler (or it is not
+     * watched); false, and nothing done, if another handler replaced it ({@link #rebind}).
+     */
+    boolean closeIfHandler(SocketChannel channel, Handler handler) {
+        synchronized (stripe(channel)) {
+            Watch w = watches.get(channel);
+            if (w != null && w.handler != handler) return false;
+            if (w != null) unwatch(w);
+            closeQuietly(channel);
+            return true;
         }
     }
 
@@ -401,16 +433,18 @@ final class DoorbellLoop {
     }
 
     private void dispatchNatively(Watch w) {
+        Handler h = w.handler;
         boolean keep;
         try {
-            keep = w.handler.onReadable(w.channel, scratch.clear());
+            keep = h.onReadable(w.channel, scratch.clear());
         } catch (RuntimeException e) {
             keep = false;
         }
         if (keep) return;
-        // finished (its end, or closed): out of the set, or its end would be reported again and again
+        // finished (its end, or closed): out of the set, or its end would be reported again and again;
+        // unless another handler took the channel meanwhile (rebind), which reads its end itself
         synchronized (stripe(w.channel)) {
-            if (watches.get(w.channel) == w) unwatch(w);
+            if (watches.get(w.channel) == w && w.handler == h) unwatch(w);
         }
     }
 

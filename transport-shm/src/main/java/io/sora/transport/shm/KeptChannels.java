@@ -1,7 +1,5 @@
 package io.sora.transport.shm;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -39,7 +37,6 @@ final class KeptChannels {
     }
 
     private final Map<Path, ArrayDeque<Kept>> byListener = new HashMap<>();
-    private final ByteBuffer probe = ByteBuffer.allocate(1);
 
     /** Keeps {@code k} for the listener at {@code socket}; false (not taken) when that listener has enough. */
     synchronized boolean give(Path socket, Kept k) {
@@ -50,32 +47,36 @@ final class KeptChannels {
     }
 
     /**
-     * A kept channel to the listener at {@code socket} whose other end is still there, or null. A channel
-     * found ended (the listener closed, its process died) is closed and the next one tried.
+     * A kept channel to the listener at {@code socket} that both ends kept ({@link Segment#OFF_KEPT}: the
+     * listener's end too, which may still be closing) and whose segment has a {@code ring}-byte receive
+     * ring, or null. A channel whose end was seen is not here: the doorbell loop drops it ({@link #remove}).
+     * One of another receive ring size (a rule of another buffer size) is closed.
      */
-    Kept take(Path socket) {
+    Kept take(Path socket, int ring) {
         for (;;) {
-            Kept k;
+            Kept found = null;
             synchronized (this) {
                 ArrayDeque<Kept> q = byListener.get(socket);
-                k = q == null ? null : q.pollFirst();
+                if (q == null) return null;
+                for (java.util.Iterator<Kept> it = q.iterator(); it.hasNext(); ) {
+                    Kept k = it.next();
+                    int both = Segment.KEPT_CLIENT | Segment.KEPT_SERVER;
+                    if (((int) Segment.INTS.getAcquire(k.segment().buffer, Segment.OFF_KEPT) & both) != both) continue;
+                    it.remove();
+                    found = k;
+                    break;
+                }
             }
-            if (k == null) return null;
-            if (open(k.channel())) return k;
-            close(k.channel());
+            if (found == null) return null;
+            if (found.segment().ringS2C == ring && found.channel().isOpen()) return found;
+            close(found.channel());
         }
     }
 
-    /** Whether the channel is open with nothing to read: an idle kept channel's listener sends nothing. */
-    private boolean open(SocketChannel ch) {
-        if (!ch.isOpen()) return false;
-        try {
-            synchronized (probe) {
-                probe.clear();
-                return ch.read(probe) == 0;
-            }
-        } catch (IOException e) {
-            return false;
+    /** Forgets {@code channel} (its end was seen, and it is closed). */
+    synchronized void remove(SocketChannel channel) {
+        for (ArrayDeque<Kept> q : byListener.values()) {
+            if (q.removeIf(k -> k.channel() == channel)) return;
         }
     }
 
@@ -95,11 +96,8 @@ final class KeptChannels {
         for (Kept k : all) close(k.channel());
     }
 
+    /** Closes a kept channel: out of the doorbell loop's watch first (it reads kept channels for their end). */
     static void close(SocketChannel ch) {
-        try {
-            ch.close();
-        } catch (IOException e) {
-            // nothing left to release
-        }
+        DoorbellLoop.get().close(ch);
     }
 }

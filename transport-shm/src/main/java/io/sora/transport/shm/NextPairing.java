@@ -30,7 +30,8 @@ import java.nio.ByteBuffer;
  * HELLO, REOFFER and COMMIT on the channel): four thread hand-offs per set-up (the client's HELLO to the
  * listener's thread, its REOFFER back, the offer to the accepting thread, the COMMIT to it), where TCP
  * has one (the kernel wakes the accepting thread). Now: the kernel wakes the accepting thread, which
- * reads the key in the segment, pairs, and wakes the client.
+ * reads the key in the segment, pairs, and wakes the client. A refusal's reason is written at
+ * {@link #OFF_REASON} before REFUSED (not as a NO frame: the doorbell loop reads the channel).
  *
  * <p>The client zeroes the segment's connection fields before it announces (both ends said DONE: no
  * thread of either touches it), then writes its key: 4 bytes of receive ring size at
@@ -53,6 +54,12 @@ final class NextPairing {
     static final int OFF_KEY = Segment.OFF_NEXT + 16;
     /** The key's room: two endpoints of at most 1 + 16 + 2 bytes. */
     static final int KEY_SIZE = 40;
+    /**
+     * A refusal's reason: u16 length and UTF-8 bytes, in the header's unused part (past every connection
+     * field, so the client's reset leaves it; each refusal writes its own length).
+     */
+    static final int OFF_REASON = 2048;
+    static final int REASON_MAX = 1024;
     /** Yields before a waiting side sleeps: the other side's move is usually microseconds away. */
     private static final int YIELDS = 4;
 
@@ -155,9 +162,32 @@ final class NextPairing {
         return was == KEYED || was == KEYED_LATE;
     }
 
-    /** The connection is TCP (after a NO frame with the reason went on the channel); no effect once over. */
-    static void refuse(Segment s) {
-        move(s.buffer, KEYED, KEYED_LATE, REFUSED, CLIENT_WAITS);
+    /**
+     * The connection is TCP, for {@code reason} (null: none given), written where the client reads it
+     * ({@link #reason}); no effect once paired or withdrawn.
+     */
+    static void refuse(Segment s, String reason) {
+        int st = state(s);
+        if (st != KEYED && st != KEYED_LATE) return;
+        byte[] raw = (reason == null ? "" : reason).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int n = Math.min(raw.length, REASON_MAX);
+        s.buffer.put(OFF_REASON + 2, raw, 0, n);
+        s.buffer.putShort(OFF_REASON, (short) n);
+        move(s.buffer, KEYED, KEYED_LATE, REFUSED, CLIENT_WAITS); // a release: the reason before the state
+    }
+
+    /** Why the server refused (read after the state said REFUSED); null if it gave no reason. */
+    static String reason(Segment s) {
+        int n = Math.min(s.buffer.getShort(OFF_REASON) & 0xffff, REASON_MAX);
+        if (n == 0) return null;
+        byte[] raw = new byte[n];
+        s.buffer.get(OFF_REASON + 2, raw, 0, n);
+        return new String(raw, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** The client's connect failed after it announced: the announcement is withdrawn (a waiting accept wakes). */
+    static void withdraw(Segment s) {
+        move(s.buffer, ANNOUNCED, KEYED, WITHDRAWN, SERVER_WAITS);
     }
 
     /**

@@ -53,15 +53,12 @@ final class RendezvousListener implements Runnable {
         }
 
         /**
-         * Under the listener's lock, at each {@link #catchUp}: announcements made other than by an
-         * ANNOUNCE frame (in a kept segment) are passed on here, through {@link #announcedKept}.
+         * Under the listener's lock, at each {@link #catchUp} and {@link #catchUpKept}: announcements and
+         * requests made other than by frames (in a kept segment, {@link NextPairing}) are taken here.
          */
         default void catchUpKept() {
         }
 
-        /** A channel the listener read from is closed (any reason): whatever was kept with it goes. */
-        default void onClosed(SocketChannel channel) {
-        }
     }
 
     static final long HELLO_TIMEOUT_MILLIS = 2000;
@@ -146,134 +143,21 @@ final class RendezvousListener implements Runnable {
         return path;
     }
 
-    /**
-     * A HELLO being read: bytes so far, when the connection arrived, whether it announced itself. An idle
-     * kept channel ({@link #adopt}) waits without a time limit until its client announces or writes.
-     */
+    /** A HELLO being read: bytes so far, when the connection arrived, whether it announced itself. */
     private static final class Partial {
         final ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
-        long since = System.nanoTime();
+        final long since = System.nanoTime();
         boolean announced;
-        boolean idle;
     }
 
-    /** Kept channels whose registration waits for the thread's next turn (their old key not yet gone). */
-    private final java.util.ArrayDeque<Object[]> adoptions = new java.util.ArrayDeque<>();
-    /** Idle kept channels by channel, registered or waiting to be; guarded by {@link #lock}. */
-    private final java.util.Map<SocketChannel, Partial> keptIdle = new java.util.IdentityHashMap<>();
-
     /**
-     * Takes a kept channel back after its connection (see {@link ShmMedium}, "Kept for the next
-     * connection"): it waits here for the client's next HELLO, without a time limit. {@code carry}: bytes
-     * already read after the client's DONE; {@code announced}: the client's announcement was seen.
-     * False if the listener is closed (the caller closes the channel).
+     * Under the lock, from any thread (the doorbell thread, for a client's kick on a kept channel): the
+     * handler looks at its kept segments ({@link HelloHandler#catchUpKept}).
      */
-    boolean adopt(SocketChannel channel, ByteBuffer carry, java.util.function.BooleanSupplier announced) {
+    void catchUpKept() {
         synchronized (lock) {
-            if (released || closed) return false;
-            Partial p = new Partial();
-            p.announced = announced.getAsBoolean();
-            p.idle = !p.announced && !carry.hasRemaining();
-            p.acc.put(carry);
-            keptIdle.put(channel, p);
-            try {
-                registerKept(channel, p);
-            } catch (java.nio.channels.CancelledKeyException e) {
-                // its key of the previous connection is cancelled and not yet gone: at the thread's next turn
-                adoptions.add(new Object[] {channel, p});
-                selector.wakeup();
-                return true;
-            } catch (IOException | RuntimeException e) {
-                keptIdle.remove(channel);
-                return false;
-            }
-            selector.wakeup(); // its select must see the new key
-            return true;
+            if (!released) handler.catchUpKept();
         }
-    }
-
-    /**
-     * Under the lock: a kept channel registered, and what it holds read; a key its client wrote in the
-     * segment meanwhile is taken now ({@link HelloHandler#catchUpKept}).
-     */
-    private void registerKept(SocketChannel ch, Partial p) throws IOException {
-        SelectionKey key = ch.register(selector, SelectionKey.OP_READ, p);
-        partials.add(key);
-        read(key);
-        if (key.isValid()) handler.catchUpKept();
-    }
-
-    /**
-     * Under the lock (from {@link HelloHandler#catchUpKept}): the kept channel, idle here, is taken for its
-     * client's next connection, keyed in its segment. False if it is not registered here (its adoption
-     * is under way, and calls the handler again once it is) or was taken already.
-     */
-    boolean takeKept(SocketChannel channel) {
-        Partial p = keptIdle.get(channel);
-        if (p == null) return false;
-        SelectionKey key = channel.keyFor(selector);
-        if (key == null || !key.isValid() || key.attachment() != p) return false;
-        cancel(key);
-        return true;
-    }
-
-    /**
-     * Under the lock, on the listener's thread after a select: registers the kept channels {@link #adopt}
-     * could not. A channel whose previous key was cancelled after that select began its deregistration
-     * (by an accepting thread's catch-up, or an adoption that read its HELLO at once) still has that key:
-     * it waits for the next turn, which comes at once (a wake-up). Until 2026-11-25 it was dropped, and
-     * its client, whose HELLO was unread, got "Connection reset" and stayed on TCP (ChurnLeakIT in the
-     * CI, about one run in 50 under load: one connection of 2,000).
-     */
-    private void registerAdoptions() {
-        java.util.List<Object[]> later = null;
-        Object[] a;
-        while ((a = adoptions.poll()) != null) {
-            SocketChannel ch = (SocketChannel) a[0];
-            Partial p = (Partial) a[1];
-            try {
-                registerKept(ch, p);
-            } catch (java.nio.channels.CancelledKeyException e) {
-                if (later == null) later = new java.util.ArrayList<>(1);
-                later.add(a);
-            } catch (IOException | RuntimeException e) {
-                dropped(ch, p); // out of keptIdle too
-            }
-        }
-        if (later != null) {
-            adoptions.addAll(later);
-            selector.wakeup();
-        }
-    }
-
-    /** Registers the waiting adoptions now, without a select first, as the thread does after one (tests). */
-    void registerAdoptionsNow() {
-        synchronized (lock) {
-            registerAdoptions();
-        }
-    }
-
-    /** One turn of the thread's loop without waiting: a select, then the adoptions (tests). */
-    void turn() throws IOException {
-        selector.selectNow();
-        synchronized (lock) {
-            registerAdoptions();
-        }
-    }
-
-    /**
-     * Under the lock (from {@link HelloHandler#catchUpKept}): the client announced its next connection
-     * on a kept channel. True if the channel is idle here (its Partial now counts as announced).
-     */
-    boolean announcedKept(SocketChannel channel) {
-        Partial p = keptIdle.get(channel);
-        if (p == null) return false;
-        if (!p.announced) {
-            p.announced = true;
-            p.idle = false;
-            p.since = System.nanoTime();
-        }
-        return true;
     }
 
     @Override
@@ -283,13 +167,7 @@ final class RendezvousListener implements Runnable {
                 boolean hasPartials;
                 long pausedFor;
                 synchronized (lock) {
-                    hasPartials = false; // idle kept channels have no time limit: no timed wake-ups for them
-                    for (SelectionKey k : partials) {
-                        if (!((Partial) k.attachment()).idle) {
-                            hasPartials = true;
-                            break;
-                        }
-                    }
+                    hasPartials = !partials.isEmpty();
                     pausedFor = acceptPausedUntil == 0 ? 0 : Math.max(1, (acceptPausedUntil - System.nanoTime()) / 1_000_000L);
                 }
                 long timeout = soonest(soonest(hasPartials ? HELLO_TIMEOUT_MILLIS / 4 : 0, handler.sweepMillis()), pausedFor);
@@ -299,7 +177,6 @@ final class RendezvousListener implements Runnable {
                     selector.select(); // idle listener: no timed wake-ups
                 }
                 synchronized (lock) {
-                    if (!adoptions.isEmpty()) registerAdoptions();
                     Iterator<SelectionKey> it = selector.selectedKeys().iterator();
                     while (it.hasNext()) {
                         SelectionKey key = it.next();
@@ -337,13 +214,10 @@ final class RendezvousListener implements Runnable {
             if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
                 boolean accepted = accept(true);
-                // a kept channel taken here leaves a cancelled key, which its next adoption deals with: the
-                // thread need not wake for it (so the count is taken after)
                 handler.catchUpKept();
                 int before = partials.size();
                 for (SelectionKey key : new ArrayList<>(partials)) {
-                    // an idle kept channel has nothing to read until its client announced (in its segment)
-                    if (key.isValid() && !((Partial) key.attachment()).idle) read(key);
+                    if (key.isValid()) read(key);
                 }
                 // The thread's select must see new channels, and must deregister the keys cancelled
                 // here: a cancelled key keeps its channel's descriptor open (the JDK closes it at the
@@ -418,22 +292,11 @@ final class RendezvousListener implements Runnable {
         Partial p = (Partial) key.attachment();
         try {
             for (;;) {
-                int before = p.acc.position();
                 if (ch.read(p.acc) < 0) throw new IOException("EOF before HELLO");
-                if (p.idle && p.acc.position() > before) {
-                    p.idle = false;
-                    p.since = System.nanoTime();
-                }
                 Wire.Message m = Wire.tryDecode(p.acc);
                 if (m == null) {
                     if (!p.acc.hasRemaining()) throw new IOException("HELLO too long");
                     return;
-                }
-                if (m instanceof Wire.Announce && keptIdle.get(ch) == p) {
-                    // on a kept channel, the client's kick: its key is in the segment, and no accept took it
-                    handler.catchUpKept();
-                    if (!key.isValid()) return; // taken
-                    continue;
                 }
                 if (m instanceof Wire.Announce && !p.announced) {
                     p.announced = true;
@@ -455,13 +318,10 @@ final class RendezvousListener implements Runnable {
     private void cancel(SelectionKey key) {
         key.cancel();
         partials.remove(key);
-        keptIdle.remove((SocketChannel) key.channel());
     }
 
     private void dropped(SocketChannel ch, Partial p) {
-        keptIdle.remove(ch);
         closeQuietly(ch);
-        handler.onClosed(ch);
         if (p.announced) handler.onWithdrawn(ch);
     }
 
@@ -469,7 +329,7 @@ final class RendezvousListener implements Runnable {
         long now = System.nanoTime();
         for (SelectionKey key : new ArrayList<>(partials)) {
             Partial p = (Partial) key.attachment();
-            if (!p.idle && now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
+            if (now - p.since > HELLO_TIMEOUT_MILLIS * 1_000_000L) {
                 cancel(key);
                 dropped((SocketChannel) key.channel(), p);
             }
@@ -486,9 +346,6 @@ final class RendezvousListener implements Runnable {
                 else closeQuietly(key.channel());
             }
             partials.clear();
-            Object[] a;
-            while ((a = adoptions.poll()) != null) dropped((SocketChannel) a[0], (Partial) a[1]);
-            keptIdle.clear();
             closeQuietly(selector);
             closeQuietly(server);
         }

@@ -56,6 +56,9 @@ import java.util.Set;
  *   1152     4  ends done with the rings     each side adds 1 at its close, once none of its threads
  *                                            can touch the rings again; the one that makes it 2 frees
  *                                            the rings' pages (the header stays until the unmapping)
+ *   1156     4  ends that kept the segment  each side ORs its bit (client 1, server 2) once it handed a
+ *                                            closed connection's channel and segment to its keeper (see
+ *                                            ShmMedium, "Kept for the next connection")
  *   1280     4  next connection's state     on a kept segment, client and server by compare-and-set
  *                                            ({@link NextPairing}: announced, keyed, paired, refused...)
  *   1284     4  next client's receive ring  client, before keyed
@@ -93,6 +96,10 @@ final class Segment {
     static final int OFF_S2C_READER_WAITING = 1024;
     /** Ends done with the rings (0, 1, 2): see the layout. */
     static final int OFF_RINGS_DONE = 1152;
+    /** The ends that kept a closed connection's segment for the next one (see the layout). */
+    static final int OFF_KEPT = 1156;
+    static final int KEPT_CLIENT = 1;
+    static final int KEPT_SERVER = 2;
     /** On a kept segment: the next connection's state and key ({@link NextPairing}). */
     static final int OFF_NEXT = 1280;
     /** The fields a connection writes: zeroed before a kept segment serves the next one. */
@@ -258,7 +265,7 @@ final class Segment {
      * Zeroes every field a connection wrote (cursors, waiting words, flags, modes, the count of ends
      * done, the next connection's state and key), for a kept segment's next connection: by the client,
      * before it announces that connection. Only while no thread of either
-     * process touches it (both ends sent DONE); the rings' old bytes stay, behind cursors at 0.
+     * process touches it (both ends kept it: {@link #OFF_KEPT}); the rings' old bytes stay, behind cursors at 0.
      */
     void resetConnectionFields() {
         for (int off = OFF_C2S_PRODUCED; off < CONNECTION_FIELDS_END; off += 8) buffer.putLong(off, 0L);

@@ -72,7 +72,12 @@ final class ShmClient {
         public synchronized void close() {
             if (taken) return;
             taken = true;
-            closeQuietly(channel);
+            if (kept != null) {
+                NextPairing.withdraw(kept.segment()); // an accept sleeping on the word for the key wakes
+                KeptChannels.close(channel);
+            } else {
+                closeQuietly(channel);
+            }
         }
     }
 
@@ -171,10 +176,10 @@ final class ShmClient {
     /**
      * The connection on a kept segment, agreed in its memory ({@link NextPairing}): the key written after
      * the TCP connect (the segment was reset before), then the server's answer awaited: PAIRED, or
-     * REFUSED with its reason in a NO frame on the channel, or none within the pairing wait (withdrawn:
-     * TCP). The listener's thread is kicked (an ANNOUNCE frame on the channel) only if no accepting
-     * thread answers within {@link #KICK_AFTER_NANOS}, or at once if the connection was not announced
-     * before its connect (an accept may have decided it already, and only the listener refuses then).
+     * REFUSED with its reason in the segment, or none within the pairing wait (withdrawn: TCP). The
+     * server's doorbell thread is kicked (a byte on the channel) if no accepting thread answers within
+     * {@link #KICK_AFTER_NANOS}, and at once for a connection not announced before its connect (an accept
+     * may have decided it already, and only that thread refuses it then).
      */
     private PairingResult pairKept(ConnectionKey key, PairingOptions options, SocketHooks hooks, KeptChannels.Kept k,
                                    Path sock, boolean announcedBefore, long deadline) {
@@ -185,36 +190,51 @@ final class ShmClient {
             long id = RingConnection.nextId();
             // made before the key is published: it writes this end's capabilities, which the server reads
             ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
+            medium.keepWith(keeper(sock));
+            // the channel's handler before the server can ring: a bell of the new connection must reach it
+            if (!DoorbellLoop.get().rebind(ch, medium)) {
+                return new PairingResult.Fallback("kept channel to " + sock + " ended (the listener closed)");
+            }
             if (!NextPairing.key(seg, key, options.receiveBufferSize(), announcedBefore)) {
                 return new PairingResult.Fallback("kept segment's key could not be written for " + key);
             }
             boolean platform = !VirtualThreads.isVirtual(Thread.currentThread());
-            int answer = NextPairing.awaitAnswer(seg, deadline, announcedBefore && platform ? KICK_AFTER_NANOS : 0,
-                    () -> kick(ch), platform);
+            int answer = NextPairing.awaitAnswer(seg, deadline, KICK_AFTER_NANOS, () -> kick(ch), platform);
             if (answer == NextPairing.WITHDRAWN) {
                 return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
             }
-            if (answer != NextPairing.PAIRED) return new PairingResult.Fallback(refusal(ch));
+            if (answer != NextPairing.PAIRED) {
+                String why = NextPairing.reason(seg);
+                return new PairingResult.Fallback(why != null ? why : "shm listener released the pairing on the kept segment");
+            }
             long serverId = NextPairing.serverId(seg);
             if (tracer.isOn(Category.JSOR)) {
                 tracer.event(Hook.SHM_SEGMENT_MAP, id, "shm", null, "kept " + seg.path + " c2s=" + seg.ringC2S
                         + " s2c=" + seg.ringS2C + " server_conn=" + serverId + " key=" + key);
             }
-            medium.keepWith(keeper(sock));
             RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
-            DoorbellLoop.get().register(ch, medium);
             keep = true;
             return new PairingResult.Paired(conn);
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             return new PairingResult.Fallback("shm pairing failed: " + e.getMessage());
         } finally {
-            if (!keep) closeQuietly(ch); // the listener drops its half at the end of file
+            if (!keep) KeptChannels.close(ch); // the listener drops its half at the end of file
         }
     }
 
-    /** Where this client's closed connections to the listener at {@code sock} are kept (nothing after the server's DONE). */
+    /** Where this client's closed connections to the listener at {@code sock} are kept, and dropped when their end is seen. */
     private ShmMedium.Keeper keeper(Path sock) {
-        return (c, s, carry) -> !carry.hasRemaining() && kept.give(sock, new KeptChannels.Kept(c, s));
+        return new ShmMedium.Keeper() {
+            @Override
+            public boolean keep(SocketChannel channel, Segment segment) {
+                return kept.give(sock, new KeptChannels.Kept(channel, segment));
+            }
+
+            @Override
+            public void dropped(SocketChannel channel) {
+                kept.remove(channel);
+            }
+        };
     }
 
     /**
@@ -223,37 +243,29 @@ final class ShmClient {
      * its connection makes a new one.
      */
     private KeptChannels.Kept takeKept(Path sock, PairingOptions options) {
-        if (kept == null) return null;
-        int ring = Segment.ringSize(options.receiveBufferSize());
-        for (;;) {
-            KeptChannels.Kept k = kept.take(sock);
-            if (k == null || k.segment().ringS2C == ring) return k;
-            KeptChannels.close(k.channel()); // the listener drops its half at the end of file
-        }
+        return kept == null ? null : kept.take(sock, Segment.ringSize(options.receiveBufferSize()));
     }
 
-    /** How long a keyed client waits for an accepting thread before it has the listener's thread look. */
-    static final long KICK_AFTER_NANOS = Long.getLong("sora.shm.kickAfterMicros", 0L) * 1000L;
+    /**
+     * How long a keyed client waits for an accepting thread before it has the server's doorbell thread
+     * look: not at all. Measured 2026-11-25 (FieldBench setup row, 300 cold connections, and the it-tests
+     * Churn app, which connects and accepts on one thread): kicking after 20 or 50 us (yielding until then)
+     * made no difference to the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and
+     * made the one-thread churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms): a client
+     * whose server is not in accept() waits for nothing.
+     */
+    static final long KICK_AFTER_NANOS = 0;
 
-    /** Has the listener's thread look at the kept segment (an ANNOUNCE frame on a kept channel). */
+    /**
+     * Has the server look at the kept segment: one byte on the kept channel, which its doorbell thread
+     * reads there between connections (a bell of the new connection if the server took it meanwhile).
+     */
     private static void kick(SocketChannel ch) {
         try {
-            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
+            ShmServerBinding.writeFully(ch, ByteBuffer.wrap(new byte[] {Wire.BELL}));
         } catch (IOException e) {
             // the listener is gone: the wait runs out, and the connection stays on TCP
         }
-    }
-
-    /** The reason of a refusal: the NO frame the server wrote before it said REFUSED. */
-    private static String refusal(SocketChannel ch) {
-        ByteBuffer acc = ByteBuffer.allocate(Wire.MAX_FRAME);
-        try {
-            Wire.Message m = tryRead(ch, acc);
-            if (m instanceof Wire.No no) return no.reason();
-        } catch (IOException e) {
-            // the listener released the pairing without a reason: below
-        }
-        return "shm listener released the pairing on the kept segment";
     }
 
     private PairingResult accept(ConnectionKey key, Wire.Offer offer, PairingOptions options, SocketChannel ch,

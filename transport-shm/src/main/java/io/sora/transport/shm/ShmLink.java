@@ -153,7 +153,7 @@ final class ShmLink implements ShmMedium.CommitListener {
 
     /** Unlinks the segment (if one was made) and drops the channel: the client sees EOF, or its control channel drop. */
     void release() {
-        if (kept != null) NextPairing.refuse(kept); // a client waiting in the segment stops (no effect once paired)
+        if (kept != null) NextPairing.refuse(kept, null); // a client waiting in the segment stops (no effect once paired)
         unlink();
         DoorbellLoop.get().close(channel); // out of the loop's watch first (if it was given it), then closed
     }

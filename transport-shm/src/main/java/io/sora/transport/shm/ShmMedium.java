@@ -42,14 +42,17 @@ import java.nio.channels.SocketChannel;
  * it undone at the close) was most of a pairing's cost. Where both ends have a {@link Keeper} (the
  * doorbell loop in its epoll mode, no selector ever on the connection), a close does not end the
  * channel: each end, once closed and once none of its threads can touch the segment any more
- * ({@link #ringsDone}), sends {@link Wire#DONE} on it; an end that has sent its DONE and read the
- * other's hands channel and segment to its keeper (the client's pool of kept channels per listener, the
- * listener's idle channels), and the next connection between the two processes pairs on them in the
- * segment's memory ({@link NextPairing}): no channel, no file, no mapping, no frame. Nothing of the old
- * connection can reach the new one: each end writes the segment only until its DONE, the client zeroes
- * the connection's fields before it announces the next one, and an end that cannot keep (a selector
- * used it, its pool is full, its peer died) closes the channel instead, and the other end then drops
- * its half.
+ * ({@link #ringsDone}), hands channel and segment to its keeper (the client's pool of kept channels per
+ * listener, the listener's kept channels) and then sets its bit in the segment's kept word
+ * ({@link Segment#OFF_KEPT}); the channel stays in the doorbell loop's watch with this medium as its
+ * handler, which reports the channel's end (the peer closed its half or died: dropped). The client takes
+ * a kept channel only once both bits are set, and the next connection is agreed in the segment
+ * ({@link NextPairing}); its medium replaces this one as the channel's handler
+ * ({@link DoorbellLoop#rebind}). No frame, no channel, no file, no mapping, no change of the epoll set.
+ * Nothing of the old connection can reach the new one: each end writes the segment only until it sets
+ * its bit, the client zeroes the connection's fields before it announces the next one, a closed kept
+ * medium wakes no thread of its own, and an end that cannot keep (a selector used it, its pool is full,
+ * its peer died) closes the channel instead, and the other end then drops its half.
  */
 final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** Server side, before COMMIT: told when the client commits or gives up. */
@@ -101,32 +104,28 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     private volatile Keeper keeper;
     /** A selector may have touched the segment (or will): never kept. */
     private volatile boolean neverKeep;
-    /** Decided at the close: the channel stays open for the DONE exchange. */
+    /** Decided at the close: the channel stays open, kept for the next connection. */
     private volatile boolean keeping;
-    private final Object doneLock = new Object();
-    /** Guarded by {@link #doneLock}: DONE sent, the peer's DONE read, handed on or dropped. */
-    private boolean doneSent;
-    private boolean peerDone;
-    private boolean ended;
-    /** Guarded by {@link #doneLock}: bytes read after the peer's DONE (the start of the next pairing). */
-    private ByteBuffer peerCarry;
+    /** The next connection's medium on this kept channel ({@link DoorbellLoop#rebind}); null until then. */
+    volatile ShmMedium successor;
+    /** Which bit of {@link Segment#OFF_KEPT} this end sets. */
+    private final int keptBit;
 
     /** Takes a closed connection's channel and segment for the next connection (see the class comment). */
     interface Keeper {
-        /** The connection closed and its end stays open for the DONE exchange (on the closing thread). */
-        default void closing(SocketChannel channel, Segment segment) {
-        }
+        /**
+         * This end is done with the segment (on the thread that left it last): true if channel and
+         * segment are taken, false to have the channel closed.
+         */
+        boolean keep(SocketChannel channel, Segment segment);
 
-        /** The exchange failed: the channel is closed, nothing is kept. */
+        /** A kept channel ended (the peer closed its half or died) and is closed: whatever was kept with it goes. */
         default void dropped(SocketChannel channel) {
         }
 
-        /**
-         * Both ends are done: the channel carries nothing more of this connection ({@code carry}: bytes
-         * read after the peer's DONE, the start of the next pairing's frames). False if not taken: the
-         * channel is closed then.
-         */
-        boolean keep(SocketChannel channel, Segment segment, ByteBuffer carry);
+        /** Bytes on a kept channel between connections: the client's kick ({@link NextPairing}), or a stale bell. */
+        default void kicked(SocketChannel channel) {
+        }
     }
 
     /**
@@ -174,6 +173,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         // a writer's waiting word sits on its producer cursor's line, a reader's on a line of its own (see Segment)
         myWriterWaiting = offMyProduced + Segment.WAITING;
         peerWriterWaiting = offPeerProduced + Segment.WAITING;
+        keptBit = server ? Segment.KEPT_SERVER : Segment.KEPT_CLIENT;
         futex = useFutex && Futex.isAvailable();
         INTS.setRelease(buf, offMyState + Segment.CAPS, futex ? Segment.CAP_FUTEX : 0);
     }
@@ -490,108 +490,37 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         }
         CommitListener pending = commitListener;
         if (pending != null) return onPreCommit(pending, scratch, n);
-        if (n > 0 && keeper != null) {
-            int done = indexOfDone(scratch, 0, n);
-            if (done >= 0) return onPeerDone(scratch, done, n);
-        }
+        if (closed) return onKept(ch, n); // keeping: between connections
         if (n >= 0) {
-            if (n > 0 && !closed) wakeBoth();
+            if (n > 0) wakeBoth();
             return true;
-        }
-        if (closed) { // keeping: the peer closed its channel instead of its DONE, or died
-            drop();
-            return false;
         }
         peerGone();
         return false;
     }
 
-    private static int indexOfDone(ByteBuffer scratch, int from, int n) {
-        for (int i = from; i < n; i++) {
-            if (scratch.get(i) == Wire.DONE) return i;
-        }
-        return -1;
-    }
-
     /**
-     * On the doorbell thread: the peer's DONE, at {@code done} of the {@code n} bytes read. The peer is
-     * closed (its CLOSED flag was set before), so this end's threads are woken to see it; the channel is
-     * no longer watched. If this end sent its DONE already, channel and segment go to the keeper (with
-     * the bytes after the DONE: the client's next HELLO may follow at once).
+     * On the doorbell thread, closed and kept: what the channel carries between connections. A medium that
+     * replaced this one as its handler while this call was under way gets the wake-up of what was read
+     * (its end of file it reads itself: the channel stays readable). The end of file before that: the
+     * peer closed its half instead of keeping it, or died, and this half goes too. Bytes: the client's
+     * kick, or a stale bell of the old connection (the keeper looks; a stale bell costs it a look).
      */
-    private boolean onPeerDone(ByteBuffer scratch, int done, int n) {
-        ByteBuffer carry = ByteBuffer.allocate(n - done - 1);
-        for (int i = done + 1; i < n; i++) carry.put(scratch.get(i));
-        carry.flip();
-        boolean both;
-        synchronized (doneLock) {
-            peerDone = true;
-            // Bytes after the peer's DONE mean the peer read this end's DONE already: its writer may not
-            // have marked it sent yet, and hands on with these bytes when it does (sendDone).
-            peerCarry = carry;
-            both = doneSent && !ended;
-            if (both) ended = true;
+    private boolean onKept(SocketChannel ch, int n) {
+        ShmMedium next = successor;
+        if (next != null) {
+            if (n > 0) next.wakeBoth();
+            return true;
         }
-        // open: its threads must see the peer's close; closed: they are gone, and the segment may soon
-        // serve another connection (a wake-up would touch its waiting words)
-        if (!closed) wakeBoth();
-        if (both) handOn(carry);
-        return false;
-    }
-
-    /**
-     * Channel and segment to the keeper, out of the doorbell loop's watch first (so the next connection's
-     * registration of the channel is not taken for this one's); closed if the keeper does not take them.
-     */
-    private void handOn(ByteBuffer carry) {
-        DoorbellLoop.get().unwatch(channel);
-        boolean taken;
-        try {
-            taken = keeper.keep(channel, segment, carry);
-        } catch (RuntimeException e) {
-            taken = false;
+        if (n < 0) {
+            if (DoorbellLoop.get().closeIfHandler(ch, this)) {
+                keeper.dropped(ch);
+                return false;
+            }
+            return true; // replaced meanwhile: the next connection's medium reads the end itself
         }
-        if (!taken) {
-            DoorbellLoop.get().close(channel);
-            keeper.dropped(channel);
-        }
-    }
-
-    /** The DONE exchange failed (the peer closed or died, or broke the protocol): the channel ends here. */
-    private void drop() {
-        synchronized (doneLock) {
-            if (ended) return;
-            ended = true;
-        }
-        DoorbellLoop.get().close(channel);
-        Keeper k = keeper;
-        if (k != null) k.dropped(channel);
-    }
-
-    /**
-     * This end is done with the segment: sends DONE, and hands channel and segment on if the peer's DONE
-     * came already. Any thread (the last to leave the streams).
-     */
-    private void sendDone() {
-        synchronized (doneLock) {
-            if (ended) return;
-        }
-        try {
-            ShmServerBinding.writeFully(channel, ByteBuffer.wrap(new byte[] {Wire.DONE}));
-        } catch (IOException e) {
-            drop();
-            return;
-        }
-        boolean both;
-        ByteBuffer carry;
-        synchronized (doneLock) {
-            doneSent = true;
-            both = peerDone && !ended;
-            if (both) ended = true;
-            carry = peerCarry;
-        }
-        // Handed on only now, after this end's DONE is written: the next connection's frames must follow it.
-        if (both) handOn(carry == null ? ByteBuffer.allocate(0) : carry);
+        if (n > 0) keeper.kicked(ch);
+        return true;
     }
 
     /**
@@ -630,9 +559,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             if (Wire.tryDecode(commitFrame) instanceof Wire.Commit) {
                 pending.committed();
                 wakeBoth();
-                // read with the COMMIT (the doorbell thread reads what is there): the client may have closed at once
-                int done = keeper == null ? -1 : indexOfDone(scratch, scratch.position(), n);
-                return done < 0 || onPeerDone(scratch, done, n);
+                return true;
             }
             pending.aborted("expected COMMIT from the client, got another message");
         } catch (IOException e) {
@@ -667,6 +594,26 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     /**
+     * This end is done with the segment: channel and segment to the keeper, then this end's bit in the
+     * kept word (in that order: the client takes a kept channel only once both bits are set, so a key it
+     * writes always finds the server's half with its keeper); closed if the keeper does not take them.
+     */
+    private void handOn() {
+        boolean taken;
+        try {
+            taken = channel.isOpen() && keeper.keep(channel, segment);
+        } catch (RuntimeException e) {
+            taken = false;
+        }
+        if (taken) {
+            INTS.getAndBitwiseOr(buf, Segment.OFF_KEPT, keptBit);
+            return;
+        }
+        DoorbellLoop.get().close(channel);
+        keeper.dropped(channel);
+    }
+
+    /**
      * The second end to be done with the rings frees their pages ({@link NativeFiles#removePages}: a
      * hole punched in the segment's file), so a closed connection holds 4 KiB of shared memory (its
      * header, which stray reads of the flags may still touch) instead of the whole segment until the
@@ -681,7 +628,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void ringsDone() {
         if (channel == null) return; // the in-process warm-up's segments: not a file
         if (keeping) { // the rings stay allocated for the next connection
-            sendDone();
+            handOn();
             return;
         }
         if ((int) INTS.getAndAdd(buf, Segment.OFF_RINGS_DONE, 1) != 1) return;
@@ -702,11 +649,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void close() {
         keeping = keepable();
         closed = true;
-        // Kept: the channel stays for the DONE exchange (ringsDone)
-        if (keeping) {
-            keeper.closing(channel, segment);
-            return;
-        }
+        // Kept: the channel stays, handed on once this end's threads left the segment (ringsDone)
+        if (keeping) return;
         // Closed already when the doorbell thread saw the peer's end (peerGone): nothing left to shut.
         if (channel == null || !channel.isOpen()) return;
         try {

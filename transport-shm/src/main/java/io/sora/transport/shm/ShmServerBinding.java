@@ -81,22 +81,24 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     private final ShmMedium.Keeper keeper = new ShmMedium.Keeper() {
         @Override
-        public void closing(SocketChannel channel, Segment segment) {
-            if (!closing) kept.put(channel, new KeptEnd(segment));
-        }
-
-        @Override
-        public boolean keep(SocketChannel channel, Segment segment, ByteBuffer carry) {
-            KeptEnd e = kept.get(channel);
-            if (e == null || e.segment != segment) return false;
-            if (listener.adopt(channel, carry, () -> e.announced)) return true;
-            kept.remove(channel);
-            return false;
+        public boolean keep(SocketChannel channel, Segment segment) {
+            if (closing) return false;
+            kept.put(channel, new KeptEnd(segment));
+            if (closing) { // close() may have closed the kept channels before this one went in
+                kept.remove(channel);
+                return false;
+            }
+            return true;
         }
 
         @Override
         public void dropped(SocketChannel channel) {
             forget(channel);
+        }
+
+        @Override
+        public void kicked(SocketChannel channel) {
+            listener.catchUpKept();
         }
     };
 
@@ -107,11 +109,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     /**
-     * Under the listener's lock, when an accept catches up, a kept channel is adopted, or its client kicks
-     * the listener: a client that announced its next connection in a kept segment (before its TCP
-     * connect) is counted as announced, as an ANNOUNCE frame would be; one that wrote its key has its
-     * request decided here, on this thread ({@link NextPairing}), once the listener holds the channel idle
-     * (until then its adoption, which calls this again, is under way).
+     * Under the listener's lock, when an accept catches up or a client kicks the listener (on the doorbell
+     * thread, which reads kept channels between connections): a client that announced its next connection
+     * in a kept segment (before its TCP connect) is counted as announced, as an ANNOUNCE frame would be;
+     * one that wrote its key has its request decided here, on this thread ({@link NextPairing}), by
+     * whichever thread takes the channel out of the kept ones first.
      */
     private void catchUpKept() {
         if (kept == null || kept.isEmpty()) return;
@@ -123,9 +125,12 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             if ((st == NextPairing.ANNOUNCED || st == NextPairing.KEYED) && !e.announced) {
                 e.announced = true;
                 table.announced(ch);
-                listener.announcedKept(ch);
             }
-            if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && listener.takeKept(ch)) requestKept(ch, e);
+            if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && kept.remove(ch, e)) {
+                requestKept(ch, e);
+            } else if (st == NextPairing.WITHDRAWN && e.announced) {
+                table.withdrawn(ch); // its connect failed, or its wait ran out
+            }
         }
     }
 
@@ -248,11 +253,6 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         public void catchUpKept() {
             ShmServerBinding.this.catchUpKept();
         }
-
-        @Override
-        public void onClosed(SocketChannel channel) {
-            forget(channel);
-        }
     };
 
     /**
@@ -356,12 +356,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             long id = RingConnection.nextId();
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(link.hello.receiveRing());
-            KeptEnd k = kept == null ? null : kept.remove(link.channel);
+            if (kept != null) kept.remove(link.channel); // a HELLO frame on a kept channel: its segment is dropped
             if (link.kept != null) {
                 offerKept(pairing, link, id, c2s, s2c);
                 return;
             }
-            // a HELLO frame on a kept channel (no client of today sends one): its segment is dropped
             Spare ready = takeSpare(c2s, s2c);
             Path path = dir.newSegmentPath();
             byte[] secret = null;
@@ -428,6 +427,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         medium.keepWith(keeper);
         link.offering(pairing, id, seg, medium, true);
         if (!pairing.offered()) return;
+        // the channel's handler before the client can ring: a bell of the new connection must reach this medium
+        if (!DoorbellLoop.get().rebind(link.channel, medium)) {
+            throw new ClientLeft(new IOException("its kept channel ended"));
+        }
         if (!NextPairing.pair(seg, id)) {
             throw new ClientLeft(new IOException("it withdrew from the kept segment"));
         }
@@ -510,17 +513,16 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     @Override
     public void refuse(ShmLink link, String reason) {
         forget(link.channel);
-        try {
-            writeFully(link.channel, Wire.encode(new Wire.No(reason)));
-        } catch (IOException e) {
-            // the client gave up already; it falls back on its own
+        if (link.kept != null) {
+            NextPairing.refuse(link.kept, reason); // the reason in the segment: the doorbell loop reads the channel
+        } else {
+            try {
+                writeFully(link.channel, Wire.encode(new Wire.No(reason)));
+            } catch (IOException e) {
+                // the client gave up already; it falls back on its own
+            }
         }
-        if (link.kept != null) NextPairing.refuse(link.kept); // after the NO: the client reads the reason there
-        try {
-            link.channel.close();
-        } catch (IOException e) {
-            // nothing left to release
-        }
+        DoorbellLoop.get().close(link.channel); // out of the doorbell loop's watch first, where a kept one is
     }
 
     @Override
@@ -561,7 +563,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         closing = true;
         table.close();
         listener.close();
-        if (kept != null) kept.clear(); // the listener closed the idle ones; those still closing find it gone
+        if (kept != null) { // their clients see the end of file and drop their halves
+            for (SocketChannel ch : kept.keySet()) {
+                if (kept.remove(ch) != null) DoorbellLoop.get().close(ch);
+            }
+        }
         try {
             listener.join(2000);
         } catch (InterruptedException ie) {

@@ -60,7 +60,7 @@ class NextPairingTest {
         assertEquals(NextPairing.PAIRED, client.get(20, TimeUnit.SECONDS), "woken by the pairing");
         assertEquals(77, NextPairing.serverId(seg));
         assertEquals(0, kicks.get(), "answered before the kick was due");
-        NextPairing.refuse(seg);
+        NextPairing.refuse(seg, "too late");
         assertEquals(NextPairing.PAIRED, NextPairing.state(seg), "a refusal after the pairing changes nothing");
     }
 
@@ -78,13 +78,14 @@ class NextPairingTest {
     }
 
     @Test
-    void aRefusalEndsTheClientsWaitWithRefused() throws Exception {
+    void aRefusalEndsTheClientsWaitWithRefusedAndItsReason() throws Exception {
         NextPairing.announce(seg);
         assertTrue(NextPairing.key(seg, key, 4096, true));
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
                 System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), () -> { }, true));
-        NextPairing.refuse(seg);
+        NextPairing.refuse(seg, "policy: not this client \u00e9");
         assertEquals(NextPairing.REFUSED, client.get(20, TimeUnit.SECONDS));
+        assertEquals("policy: not this client \u00e9", NextPairing.reason(seg), "the reason read back exactly");
         assertFalse(NextPairing.pair(seg, 5));
     }
 
