@@ -184,20 +184,6 @@ final class DoorbellLoop {
     }
 
     /**
-     * Stops watching {@code channel} without closing it (epoll mode only, the mode in which channels are
-     * kept for a next connection): on return its handler is no longer called for new events, and a
-     * later {@link #register} of the channel (with another handler) takes effect. A handler call already
-     * under way on the loop's thread may still finish.
-     */
-    void unwatch(SocketChannel channel) {
-        if (!nativeMode) throw new IllegalStateException("channels are kept only with the epoll loop");
-        synchronized (stripe(channel)) {
-            Watch w = watches.get(channel);
-            if (w != null) unwatch(w);
-        }
-    }
-
-    /**
      * A kept channel's next connection (epoll mode): {@code handler} replaces the watched channel's handler,
      * without a change of the epoll set. A {@link ShmMedium} replaced learns its successor first, so that
      * what a call of it already under way reads reaches the new one. False if the channel is not watched

@@ -33,7 +33,7 @@ import java.nio.ByteBuffer;
  * reads the key in the segment, pairs, and wakes the client. A refusal's reason is written at
  * {@link #OFF_REASON} before REFUSED (not as a NO frame: the doorbell loop reads the channel).
  *
- * <p>The client zeroes the segment's connection fields before it announces (both ends said DONE: no
+ * <p>The client zeroes the segment's connection fields before it announces (both ends kept it, {@link Segment#OFF_KEPT}: no
  * thread of either touches it), then writes its key: 4 bytes of receive ring size at
  * {@link #OFF_RING}, the two endpoints ({@link WireAddresses}) from {@link #OFF_KEY}. The server writes
  * its connection id at {@link #OFF_SERVER_ID} before PAIRED.

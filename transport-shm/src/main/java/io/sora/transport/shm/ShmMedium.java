@@ -89,9 +89,15 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     private long readerBellSleeps;
     private long writerFutexSleeps;
     private long writerBellSleeps;
-    private final ByteBuffer readerBell = ByteBuffer.allocateDirect(1);
-    private final ByteBuffer writerBell = ByteBuffer.allocateDirect(1);
-    private final ByteBuffer commitFrame = ByteBuffer.allocate(Wire.COMMIT_FRAME_SIZE);
+    /**
+     * The data path's bells, each used by its side's thread (reader, writer) and made at its first bell:
+     * a connection whose threads sleep in futexes rings none (two direct buffers, their cleaners and
+     * their frees at a collection per connection and side, for nothing).
+     */
+    private ByteBuffer readerBell;
+    private ByteBuffer writerBell;
+    /** Server, before COMMIT: the frame read so far (null where no COMMIT comes: client, kept segment). */
+    private final ByteBuffer commitFrame;
     private volatile CommitListener commitListener;
     private volatile Waker waker;
     /** Non-null while a selector reads the bells and the doorbell thread watches only for hang-up. */
@@ -141,6 +147,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         this.channel = channel;
         this.tracer = tracer;
         this.commitListener = commitListener;
+        this.commitFrame = commitListener == null ? null : ByteBuffer.allocate(Wire.COMMIT_FRAME_SIZE);
         int c2s = Segment.HEADER_SIZE;
         int s2c = Segment.HEADER_SIZE + segment.ringC2S;
         if (server) {
@@ -193,7 +200,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         neverKeep = true;
     }
 
-    /** Whether the close keeps the channel open for the DONE exchange. */
+    /** Whether the close keeps the channel open for the next connection. */
     private boolean keepable() {
         return keeper != null && !neverKeep && !peerDead && channel != null && channel.isOpen();
     }
@@ -232,7 +239,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void publishConsumed(long consumed) {
         LONGS.setRelease(buf, offMyConsumed, consumed);
         VarHandle.fullFence();
-        if ((int) INTS.getAcquire(buf, peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, readerBell);
+        if ((int) INTS.getAcquire(buf, peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
     }
 
     @Override
@@ -254,7 +261,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void publishProduced(long produced) {
         LONGS.setRelease(buf, offMyProduced, produced);
         VarHandle.fullFence();
-        if ((int) INTS.getAcquire(buf, peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, writerBell);
+        if ((int) INTS.getAcquire(buf, peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
     }
 
     @Override
@@ -302,8 +309,17 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     /** The peer's thread sleeping on {@code word} must see what was just published (after a full fence). */
-    private void wakePeer(int word, ByteBuffer bell) {
-        if (!wakeFutex(word)) ring(bell);
+    private void wakePeer(int word, boolean byWriter) {
+        if (wakeFutex(word)) return;
+        ByteBuffer bell;
+        if (byWriter) {
+            bell = writerBell;
+            if (bell == null) writerBell = bell = ByteBuffer.allocateDirect(1);
+        } else {
+            bell = readerBell;
+            if (bell == null) readerBell = bell = ByteBuffer.allocateDirect(1);
+        }
+        ring(bell);
     }
 
     /**

@@ -443,7 +443,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         return reoffers.get();
     }
 
-    /** Kept channels waiting for their next connection or for their DONE exchange (tests). */
+    /** Kept channels waiting for their next connection (tests). */
     int keptCount() {
         return kept == null ? 0 : kept.size();
     }

@@ -26,10 +26,10 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  * A client sends ANNOUNCE, connects over TCP at once, then sends HELLO on the same socket
  * (or HELLO alone on a fresh socket: the server pairs it only if it arrives before accept() decided).
- * After COMMIT the socket carries only one-byte doorbells ({@link #BELL}) until it is closed, or until
- * each end sent {@link #DONE} once: then the channel and its segment are kept for the next connection
- * between the two processes, which is agreed in the segment ({@link NextPairing}); on a kept channel an
- * ANNOUNCE from the client only asks the listener's thread to look at the segment.
+ * After COMMIT the socket carries only one-byte doorbells ({@link #BELL}) until it is closed; where both
+ * ends keep it after the connection closed (see {@link ShmMedium}, "Kept for the next connection"), the
+ * next connection between the two processes is agreed in the segment ({@link NextPairing}), and the
+ * client's one byte on the idle channel asks the server to look at it.
  * ANNOUNCE and NOTED were added within version 1: a listener that predates them drops the channel on
  * ANNOUNCE, and the client then falls back to TCP.
  */
@@ -45,11 +45,6 @@ final class Wire {
     private static final byte NOTED = 6;
     /** A doorbell on a committed channel. */
     static final byte BELL = 0;
-    /**
-     * On a committed channel, once, from an end that is closed and whose threads no longer touch the
-     * segment: it keeps the channel and segment for the next connection if the other end does too.
-     */
-    static final byte DONE = 'D';
     private static final int PREAMBLE = 4 + 2 + 1;
     /** The whole COMMIT frame length, which the server parses byte by byte. */
     static final int COMMIT_FRAME_SIZE = 2 + PREAMBLE;
