@@ -73,10 +73,7 @@ class ShmKeptChannelsTest {
     void anAnnouncementInAKeptSegmentMakesTheAcceptWaitForItsHello() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             ShmServerBinding b = (ShmServerBinding) fx.binding;
-            ShmFixture.Pair first = fx.pair();
-            first.client().close();
-            first.server().close();
-            await(() -> kept(fx) == 1, "the first connection's channel kept");
+            oneConnectionKept(fx);
 
             InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
             Announcement a = fx.transport.announce(bound, fx.clientOptions());
@@ -102,10 +99,7 @@ class ShmKeptChannelsTest {
     void anAnnouncedClientWhoseAcceptIsNotUnderWayIsPairedByTheListenersThread() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             ShmServerBinding b = (ShmServerBinding) fx.binding;
-            ShmFixture.Pair first = fx.pair();
-            first.client().close();
-            first.server().close();
-            await(() -> kept(fx) == 1 && b.keptCount() == 1, "the first connection's channel kept");
+            oneConnectionKept(fx);
 
             InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
             Announcement a = fx.transport.announce(bound, fx.clientOptions());
@@ -127,10 +121,7 @@ class ShmKeptChannelsTest {
     void aKeptConnectionNotAnnouncedWhoseAcceptDecidedTcpIsRefusedWithTheReason() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             ShmServerBinding b = (ShmServerBinding) fx.binding;
-            ShmFixture.Pair first = fx.pair();
-            first.client().close();
-            first.server().close();
-            await(() -> kept(fx) == 1 && b.keptCount() == 1, "the first connection's channel kept");
+            oneConnectionKept(fx);
 
             Socket[] t = fx.tcp();
             // nothing announced: the accept decides TCP at once
@@ -150,10 +141,7 @@ class ShmKeptChannelsTest {
         ShmFixture fx = new ShmFixture(tmp, 4096, 4096);
         int port = fx.serverSocket.getLocalPort();
         ShmTransport client = fx.transport;
-        ShmFixture.Pair first = fx.pair();
-        first.client().close();
-        first.server().close();
-        await(() -> kept(fx) == 1, "the first connection's channel kept");
+        oneConnectionKept(fx);
         fx.close(); // the listener's end of the kept channel goes with it
 
         // the listener closed its halves: the client's doorbell thread sees their end and drops them
@@ -205,6 +193,14 @@ class ShmKeptChannelsTest {
             assertEquals(0, b.reoffers());
             assertEquals(null, fx.transport.keptChannels());
         }
+    }
+
+    /** One connection made and closed at both ends, its channel kept by both (at both ends' close). */
+    private static void oneConnectionKept(ShmFixture fx) throws Exception {
+        ShmFixture.Pair first = fx.pair();
+        first.client().close();
+        first.server().close();
+        await(() -> kept(fx) == 1 && ((ShmServerBinding) fx.binding).keptCount() == 1, "the first connection's channel kept");
     }
 
     private static int kept(ShmFixture fx) {
