@@ -239,6 +239,9 @@ final class DoorbellLoop {
         w.on = false;
         watches.remove(w.channel, w);
         byId.remove(w.id, w);
+        // after a detach the loop ends with its last channel: closed here by another thread (a kept
+        // channel's end handed on at its close, say), it must wake to see that (it would sleep for ever)
+        if (closing && ep != null && watches.isEmpty()) ep.wakeup();
     }
 
     private static void closeQuietly(SocketChannel ch) {

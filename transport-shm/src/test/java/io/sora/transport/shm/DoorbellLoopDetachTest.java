@@ -62,6 +62,40 @@ class DoorbellLoopDetachTest {
         }
     }
 
+    /**
+     * The CI's DetachReleasesEverythingIT, 2026-11-25: a kept channel's end closes its channel through the
+     * loop on the application's thread at its close (no event for the loop), and a detached loop whose
+     * last channel went so slept for ever: a doorbell thread per detach left in the process.
+     */
+    @org.junit.jupiter.api.Test
+    void aDetachedLoopEndsWhenAnotherThreadClosesItsLastChannel() throws Exception {
+        assertTrue(DoorbellLoop.NATIVE, "the epoll set needs libsora and sun.nio.ch, both here");
+        DoorbellLoop loop = new DoorbellLoop(true);
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
+            SocketChannel[] ends = pair(server);
+            register(loop, ends[0]);
+            Thread t = loop.thread();
+            assertNotNull(t, "the loop runs");
+            long turns = loop.turns();
+            loop.closeWhenIdle();
+            // the detach's own wake-up seen (the loop is not idle then), and the loop back in its wait
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((loop.turns() == turns || !inEpollWait(t)) && System.nanoTime() - until < 0) Thread.onSpinWait();
+            assertTrue(loop.turns() > turns && inEpollWait(t), "the loop waits, serving the open channel");
+            loop.close(ends[0]); // on this thread, as a kept channel's end is at its close: no event
+            t.join(10_000);
+            assertFalse(t.isAlive(), "the loop thread ended with its last channel");
+            ends[1].close();
+        }
+    }
+
+    /** Whether {@code t} is in the epoll set's native wait (its top frame). */
+    private static boolean inEpollWait(Thread t) {
+        StackTraceElement[] st = t.getStackTrace();
+        return st.length > 0 && st[0].isNativeMethod() && st[0].getMethodName().equals("wait0");
+    }
+
     private static SocketChannel[] pair(ServerSocketChannel server) throws Exception {
         SocketChannel client = SocketChannel.open(server.getLocalAddress());
         SocketChannel accepted = server.accept();
