@@ -227,7 +227,11 @@ final class ShmClient {
         return new ShmMedium.Keeper() {
             @Override
             public boolean keep(SocketChannel channel, Segment segment) {
-                return kept.give(sock, new KeptChannels.Kept(channel, segment));
+                if (!kept.give(sock, new KeptChannels.Kept(channel, segment))) return false;
+                // the doorbell thread may have seen the channel's end (and dropped it, finding nothing) just before
+                if (channel.isOpen()) return true;
+                kept.remove(channel);
+                return false;
             }
 
             @Override

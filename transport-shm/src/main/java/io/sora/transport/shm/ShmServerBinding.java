@@ -84,7 +84,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         public boolean keep(SocketChannel channel, Segment segment) {
             if (closing) return false;
             kept.put(channel, new KeptEnd(segment));
-            if (closing) { // close() may have closed the kept channels before this one went in
+            // close() may have closed the kept channels before this one went in; the doorbell thread may
+            // have seen the channel's end (and dropped it, finding nothing to forget) just before
+            if (closing || !channel.isOpen()) {
                 kept.remove(channel);
                 return false;
             }
