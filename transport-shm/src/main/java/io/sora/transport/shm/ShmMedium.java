@@ -593,6 +593,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         }
         wakeBoth();
         closeChannel();
+        // a close under way meanwhile may have decided to keep the channel (it was open then) and handed it
+        // on already: the keeper must not hold a closed channel (its own look after taking it covers the
+        // other order)
+        Keeper k = keeper;
+        if (keeping && k != null) k.dropped(channel);
     }
 
     private void wakeBoth() {
