@@ -107,9 +107,12 @@ final class NextPairing {
      * WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair). After
      * {@code kickAfterNanos} without an answer (it yields until then), {@code kick} runs once (the
      * listener's thread then looks: an accept that is not under way), and it sleeps on the word.
-     * {@code sleepInKernel} false (a virtual thread): parks instead.
+     * {@code sleepInKernel} false (a virtual thread): parks instead. While it waits it looks at
+     * {@code open} every {@link #LOOK_EVERY_NANOS}: false (the kept channel ended: the listener closed, or
+     * its process died) withdraws at once instead of waiting out the deadline.
      */
-    static int awaitAnswer(Segment s, long deadline, long kickAfterNanos, Runnable kick, boolean sleepInKernel) {
+    static int awaitAnswer(Segment s, long deadline, long kickAfterNanos, Runnable kick, boolean sleepInKernel,
+                           java.util.function.BooleanSupplier open) {
         ByteBuffer b = s.buffer;
         long kickAt = System.nanoTime() + kickAfterNanos;
         boolean kicked = false;
@@ -118,7 +121,7 @@ final class NextPairing {
             int st = w & STATE;
             if (st != KEYED && st != KEYED_LATE) return st;
             long now = System.nanoTime();
-            if (now - deadline >= 0) {
+            if (now - deadline >= 0 || (turn >= YIELDS && !open.getAsBoolean())) {
                 int was = move(b, KEYED, KEYED_LATE, WITHDRAWN, SERVER_WAITS);
                 return was == KEYED || was == KEYED_LATE ? WITHDRAWN : state(s);
             }
@@ -133,9 +136,12 @@ final class NextPairing {
                 Thread.yield();
                 continue;
             }
-            sleep(b, w, CLIENT_WAITS, Math.max(1, deadline - now), sleepInKernel);
+            sleep(b, w, CLIENT_WAITS, Math.max(1, Math.min(LOOK_EVERY_NANOS, deadline - now)), sleepInKernel);
         }
     }
+
+    /** How often a waiting client looks whether its kept channel is still open. */
+    static final long LOOK_EVERY_NANOS = 10_000_000L;
 
     static long serverId(Segment s) {
         return (long) LONGS.getAcquire(s.buffer, OFF_SERVER_ID);

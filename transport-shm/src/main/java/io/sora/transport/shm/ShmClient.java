@@ -199,9 +199,10 @@ final class ShmClient {
                 return new PairingResult.Fallback("kept segment's key could not be written for " + key);
             }
             boolean platform = !VirtualThreads.isVirtual(Thread.currentThread());
-            int answer = NextPairing.awaitAnswer(seg, deadline, KICK_AFTER_NANOS, () -> kick(ch), platform);
+            int answer = NextPairing.awaitAnswer(seg, deadline, KICK_AFTER_NANOS, () -> kick(ch), platform, ch::isOpen);
             if (answer == NextPairing.WITHDRAWN) {
-                return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+                return new PairingResult.Fallback(ch.isOpen() ? "no pairing reply within " + options.fallbackWait().toMillis()
+                        + " ms" : "kept channel to " + sock + " ended while pairing (the listener closed, or its process died)");
             }
             if (answer != NextPairing.PAIRED) {
                 String why = NextPairing.reason(seg);

@@ -55,7 +55,7 @@ class NextPairingTest {
 
         AtomicInteger kicks = new AtomicInteger();
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, true));
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, true, () -> true));
         assertTrue(NextPairing.pair(seg, 77));
         assertEquals(NextPairing.PAIRED, client.get(20, TimeUnit.SECONDS), "woken by the pairing");
         assertEquals(77, NextPairing.serverId(seg));
@@ -70,7 +70,7 @@ class NextPairingTest {
         assertTrue(NextPairing.key(seg, key, 4096, true));
         AtomicInteger kicks = new AtomicInteger();
         int answer = NextPairing.awaitAnswer(seg, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30),
-                TimeUnit.MILLISECONDS.toNanos(5), kicks::incrementAndGet, true);
+                TimeUnit.MILLISECONDS.toNanos(5), kicks::incrementAndGet, true, () -> true);
         assertEquals(NextPairing.WITHDRAWN, answer);
         assertEquals(1, kicks.get(), "the listener was kicked once while it waited");
         assertFalse(NextPairing.pair(seg, 5), "withdrawn: not paired");
@@ -82,11 +82,23 @@ class NextPairingTest {
         NextPairing.announce(seg);
         assertTrue(NextPairing.key(seg, key, 4096, true));
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), () -> { }, true));
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), () -> { }, true, () -> true));
         NextPairing.refuse(seg, "policy: not this client \u00e9");
         assertEquals(NextPairing.REFUSED, client.get(20, TimeUnit.SECONDS));
         assertEquals("policy: not this client \u00e9", NextPairing.reason(seg), "the reason read back exactly");
         assertFalse(NextPairing.pair(seg, 5));
+    }
+
+    @Test
+    void aClientWhoseKeptChannelEndsWhileItWaitsWithdrawsWithoutWaitingOutItsDeadline() throws Exception {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(true);
+        CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(60), 0, () -> { }, true, open::get));
+        open.set(false); // the doorbell thread saw the listener's end and closed the channel
+        assertEquals(NextPairing.WITHDRAWN, client.get(20, TimeUnit.SECONDS), "withdrawn long before its 60 s");
+        assertFalse(NextPairing.pair(seg, 5), "and no longer paired by a server that comes late");
     }
 
     @Test
