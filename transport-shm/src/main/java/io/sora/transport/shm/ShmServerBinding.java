@@ -67,7 +67,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     private final java.util.concurrent.ConcurrentHashMap<SocketChannel, KeptEnd> kept;
     private volatile boolean closing;
     /** Connections paired on a kept segment (tests, diagnostics). */
-    private final java.util.concurrent.atomic.AtomicLong reoffers = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong keptPairings = new java.util.concurrent.atomic.AtomicLong();
 
     /** A kept channel's segment; {@code announced} (guarded by the listener's lock): the client's next connection was seen. */
     private static final class KeptEnd {
@@ -436,13 +436,13 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         if (!NextPairing.pair(seg, id)) {
             throw new ClientLeft(new IOException("it withdrew from the kept segment"));
         }
-        reoffers.incrementAndGet();
+        keptPairings.incrementAndGet();
         link.committedInMemory();
     }
 
     /** Connections paired on a kept segment so far (tests, diagnostics). */
-    long reoffers() {
-        return reoffers.get();
+    long keptPairings() {
+        return keptPairings.get();
     }
 
     /** Kept channels waiting for their next connection (tests). */

@@ -63,7 +63,7 @@ class ShmKeptChannelsTest {
                 }
                 await(() -> kept(fx) == 1, "the channel kept after connection " + i);
             }
-            assertEquals(connections - 1, b.reoffers(), "every connection after the first on the kept segment");
+            assertEquals(connections - 1, b.keptPairings(), "every connection after the first on the kept segment");
             long created = fx.tracer.of(Hook.SHM_SEGMENT_CREATE).stream().filter(e -> !e.contains("detail=kept ")).count();
             assertEquals(1, created, "one segment file made for all " + connections + " connections");
         }
@@ -88,7 +88,7 @@ class ShmKeptChannelsTest {
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
             FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
             FastConnection srv = assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection();
-            assertEquals(1, b.reoffers(), "paired on the kept segment");
+            assertEquals(1, b.keptPairings(), "paired on the kept segment");
             exchange(client, srv, 9_000, new Random(1));
             client.close();
             srv.close();
@@ -107,7 +107,7 @@ class ShmKeptChannelsTest {
             // no accept decides yet: the client's kick has the listener's thread take its key
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
             FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
-            assertEquals(1, b.reoffers(), "paired on the kept segment before any accept");
+            assertEquals(1, b.keptPairings(), "paired on the kept segment before any accept");
             PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
             FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
             exchange(client, srv, 9_000, new Random(3));
@@ -130,7 +130,7 @@ class ShmKeptChannelsTest {
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks());
             PairingResult.Fallback f = assertInstanceOf(PairingResult.Fallback.class, c);
             assertTrue(f.reason().contains("server already accepted on TCP"), f.reason());
-            assertEquals(0, b.reoffers());
+            assertEquals(0, b.keptPairings());
             await(() -> b.keptCount() == 0, "the refused channel dropped by the server");
             assertEquals(0, kept(fx), "and by the client");
         }
@@ -176,7 +176,7 @@ class ShmKeptChannelsTest {
                 // only the client's bit is set in the segment)
                 await(() -> kept(fx) == 0, "the client's half dropped");
             }
-            assertEquals(0, b.reoffers());
+            assertEquals(0, b.keptPairings());
         }
     }
 
@@ -190,7 +190,7 @@ class ShmKeptChannelsTest {
                 p.client().close();
                 p.server().close();
             }
-            assertEquals(0, b.reoffers());
+            assertEquals(0, b.keptPairings());
             assertEquals(null, fx.transport.keptChannels());
         }
     }
