@@ -106,7 +106,7 @@ final class NextPairing {
      * Waits for the server's answer until {@code deadline} ({@link System#nanoTime}): PAIRED or REFUSED;
      * WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair). After
      * {@code kickAfterNanos} without an answer (it yields until then), {@code kick} runs once (the
-     * listener's thread then looks: an accept that is not under way), and it sleeps on the word.
+     * server's doorbell thread then looks: an accept that is not under way), and it sleeps on the word.
      * {@code sleepInKernel} false (a virtual thread): parks instead. While it waits it looks at
      * {@code open} every {@link #LOOK_EVERY_NANOS}: false (the kept channel ended: the listener closed, or
      * its process died) withdraws at once instead of waiting out the deadline.

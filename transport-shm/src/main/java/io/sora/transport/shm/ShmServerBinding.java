@@ -161,13 +161,13 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         KeptEnd first = null;
         for (Object ch : pending) {
             KeptEnd e = kept.get(ch);
-            if (e == null) return false; // announced on a fresh channel: its HELLO comes through the listener
+            if (e == null) return false; // a fresh channel's (its HELLO comes through the listener), or taken
             int st = NextPairing.state(e.segment);
             if (st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) {
-                Thread.yield(); // keyed: the catch-up that follows takes it (or its adoption, under way, does)
+                Thread.yield(); // keyed: the catch-up that follows takes it (if the doorbell thread's does not first)
                 return true;
             }
-            if (st != NextPairing.ANNOUNCED) return false; // withdrawn or gone: its end comes through the listener
+            if (st != NextPairing.ANNOUNCED) return false; // withdrawn: the catch-up that follows sees it
             if (first == null) first = e;
         }
         if (first == null) return false;
