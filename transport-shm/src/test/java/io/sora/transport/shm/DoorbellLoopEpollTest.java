@@ -123,8 +123,11 @@ class DoorbellLoopEpollTest {
             assertTrue(inside.await(10, TimeUnit.SECONDS), "the action did not run on an open channel");
             Thread closing = new Thread(() -> loop.close(c[0]), "closing");
             closing.start();
-            // bounded: until the closer waits for the action (it must not close under it)
-            for (int i = 0; i < 10_000 && closing.getState() != Thread.State.BLOCKED && closing.isAlive(); i++) {
+            // bounded in time, not in turns: until the closer waits for the action (it must not close under
+            // it). 10,000 turns were a few milliseconds, and the clean-clone CI's JVM, beside the other
+            // suites' JIT threads, once had not started the closer within them (2026-11-25)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (closing.getState() != Thread.State.BLOCKED && closing.isAlive() && System.nanoTime() - until < 0) {
                 Thread.onSpinWait();
                 Thread.yield();
             }
