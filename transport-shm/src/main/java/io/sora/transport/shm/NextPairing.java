@@ -19,10 +19,10 @@ import java.nio.ByteBuffer;
  * compare-and-set, so that the client giving up and the server pairing cannot both win:
  * <pre>
  *   client: 0 (idle) -- ANNOUNCED (before its TCP connect) -- KEYED (after it: the key is written)
- *           KEYED_LATE: keyed without an announcement before the connect (the listener is kicked)
- *           KEYED* -- WITHDRAWN (its pairing wait ran out: TCP)
- *   server: KEYED* -- PAIRED (the connection is shm; the client's wait ends) or REFUSED (TCP, a NO
- *           frame on the channel says why)
+ *           KEYED_LATE: keyed without an announcement before the connect
+ *           KEYED* -- WITHDRAWN (its pairing wait ran out, or its kept channel ended: TCP)
+ *   server: KEYED* -- PAIRED (the connection is shm; the client's wait ends) or REFUSED (TCP, the
+ *           reason at {@link #OFF_REASON})
  * </pre>
  * A side that sleeps for the other's move sets its waiting bit ({@link #SERVER_WAITS} or
  * {@link #CLIENT_WAITS}) and sleeps in a futex on the word; every move clears the bits, and the mover
@@ -103,19 +103,18 @@ final class NextPairing {
     }
 
     /**
-     * Waits for the server's answer until {@code deadline} ({@link System#nanoTime}): PAIRED or REFUSED;
-     * WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair). After
-     * {@code kickAfterNanos} without an answer (it yields until then), {@code kick} runs once (the
-     * server's doorbell thread then looks: an accept that is not under way), and it sleeps on the word.
-     * {@code sleepInKernel} false (a virtual thread): parks instead. While it waits it looks at
-     * {@code open} every {@link #LOOK_EVERY_NANOS}: false (the kept channel ended: the listener closed, or
-     * its process died) withdraws at once instead of waiting out the deadline.
+     * Runs {@code kick} (the server's doorbell thread then looks too: an accept that is not under way),
+     * then waits for the server's answer until {@code deadline} ({@link System#nanoTime}): PAIRED or
+     * REFUSED; WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair).
+     * A few yields, then it sleeps on the word; {@code sleepInKernel} false (a virtual thread): parks
+     * instead. While it waits it looks at {@code open} every {@link #LOOK_EVERY_NANOS}: false (the kept
+     * channel ended: the listener closed, or its process died) withdraws at once instead of waiting out
+     * the deadline.
      */
-    static int awaitAnswer(Segment s, long deadline, long kickAfterNanos, Runnable kick, boolean sleepInKernel,
+    static int awaitAnswer(Segment s, long deadline, Runnable kick, boolean sleepInKernel,
                            java.util.function.BooleanSupplier open) {
         ByteBuffer b = s.buffer;
-        long kickAt = System.nanoTime() + kickAfterNanos;
-        boolean kicked = false;
+        kick.run();
         for (int turn = 0; ; turn++) {
             int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
             int st = w & STATE;
@@ -125,14 +124,7 @@ final class NextPairing {
                 int was = move(b, KEYED, KEYED_LATE, WITHDRAWN, SERVER_WAITS);
                 return was == KEYED || was == KEYED_LATE ? WITHDRAWN : state(s);
             }
-            if (!kicked && now - kickAt >= 0) {
-                kicked = true;
-                kick.run();
-                continue;
-            }
-            if (!kicked || turn < YIELDS) {
-                // until the kick is due: the accepting thread usually answers within it, and a futex
-                // sleep that short overshoots it (measured: a 100 us sleep returned after 190 us)
+            if (turn < YIELDS) {
                 Thread.yield();
                 continue;
             }

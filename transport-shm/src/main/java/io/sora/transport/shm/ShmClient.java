@@ -177,9 +177,7 @@ final class ShmClient {
      * The connection on a kept segment, agreed in its memory ({@link NextPairing}): the key written after
      * the TCP connect (the segment was reset before), then the server's answer awaited: PAIRED, or
      * REFUSED with its reason in the segment, or none within the pairing wait (withdrawn: TCP). The
-     * server's doorbell thread is kicked (a byte on the channel) if no accepting thread answers within
-     * {@link #KICK_AFTER_NANOS}, and at once for a connection not announced before its connect (an accept
-     * may have decided it already, and only that thread refuses it then).
+     * server's doorbell thread is kicked at once ({@link #kick}).
      */
     private PairingResult pairKept(ConnectionKey key, PairingOptions options, SocketHooks hooks, KeptChannels.Kept k,
                                    Path sock, boolean announcedBefore, long deadline) {
@@ -199,7 +197,7 @@ final class ShmClient {
                 return new PairingResult.Fallback("kept segment's key could not be written for " + key);
             }
             boolean platform = !VirtualThreads.isVirtual(Thread.currentThread());
-            int answer = NextPairing.awaitAnswer(seg, deadline, KICK_AFTER_NANOS, () -> kick(ch), platform, ch::isOpen);
+            int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), platform, ch::isOpen);
             if (answer == NextPairing.WITHDRAWN) {
                 return new PairingResult.Fallback(ch.isOpen() ? "no pairing reply within " + options.fallbackWait().toMillis()
                         + " ms" : "kept channel to " + sock + " ended while pairing (the listener closed, or its process died)");
@@ -228,11 +226,7 @@ final class ShmClient {
         return new ShmMedium.Keeper() {
             @Override
             public boolean keep(SocketChannel channel, Segment segment) {
-                if (!kept.give(sock, new KeptChannels.Kept(channel, segment))) return false;
-                // the doorbell thread may have seen the channel's end (and dropped it, finding nothing) just before
-                if (channel.isOpen()) return true;
-                kept.remove(channel);
-                return false;
+                return kept.give(sock, new KeptChannels.Kept(channel, segment));
             }
 
             @Override
@@ -252,18 +246,14 @@ final class ShmClient {
     }
 
     /**
-     * How long a keyed client waits for an accepting thread before it has the server's doorbell thread
-     * look: not at all. Measured 2026-11-25 (FieldBench setup row, 300 cold connections, and the it-tests
-     * Churn app, which connects and accepts on one thread): kicking after 20 or 50 us (yielding until then)
-     * made no difference to the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and
-     * made the one-thread churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms): a client
-     * whose server is not in accept() waits for nothing.
-     */
-    static final long KICK_AFTER_NANOS = 0;
-
-    /**
      * Has the server look at the kept segment: one byte on the kept channel, which its doorbell thread
-     * reads there between connections (a bell of the new connection if the server took it meanwhile).
+     * reads there between connections (a bell of the new connection if the server took it meanwhile), so
+     * a server that is not in accept(), or a connection not announced before its connect (an accept may
+     * have decided it already, and only that thread refuses it then), gets its answer. At once: measured
+     * 2026-11-25 (FieldBench setup row, 300 cold connections, and the it-tests Churn app, which connects
+     * and accepts on one thread), kicking after 20 or 50 us (yielding until then) made no difference to
+     * the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and made the one-thread
+     * churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms).
      */
     private static void kick(SocketChannel ch) {
         try {

@@ -140,12 +140,6 @@ final class ShmLink implements ShmMedium.CommitListener {
         }
     }
 
-    /** A kept segment's pairing, agreed in its memory: nothing more comes on the channel before the bells. */
-    void committedInMemory() {
-        watchByDoorbell();
-        pairing.committed();
-    }
-
     @Override
     public void aborted(String why) {
         pairing.abort(why);

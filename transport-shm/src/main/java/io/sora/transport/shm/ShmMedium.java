@@ -594,7 +594,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         wakeBoth();
         closeChannel();
         // a close under way meanwhile may have decided to keep the channel (it was open then) and handed it
-        // on already: the keeper must not hold a closed channel (its own look after taking it covers the
+        // on already: the keeper must not hold a closed channel (handOn's look after taking it covers the
         // other order)
         Keeper k = keeper;
         if (keeping && k != null) k.dropped(channel);
@@ -618,11 +618,14 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      * This end is done with the segment: channel and segment to the keeper, then this end's bit in the
      * kept word (in that order: the client takes a kept channel only once both bits are set, so a key it
      * writes always finds the server's half with its keeper); closed if the keeper does not take them.
+     * The channel is looked at again once taken: the doorbell thread may have seen its end and had the
+     * keeper drop it just before (finding nothing), and a keeper must not hold a closed channel
+     * (docs/reliability.md, bug 19; {@link #peerGone} covers the other order).
      */
     private void handOn() {
         boolean taken;
         try {
-            taken = channel.isOpen() && keeper.keep(channel, segment);
+            taken = channel.isOpen() && keeper.keep(channel, segment) && channel.isOpen();
         } catch (RuntimeException e) {
             taken = false;
         }

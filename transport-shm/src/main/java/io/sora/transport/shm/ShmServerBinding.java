@@ -84,13 +84,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         public boolean keep(SocketChannel channel, Segment segment) {
             if (closing) return false;
             kept.put(channel, new KeptEnd(segment));
-            // close() may have closed the kept channels before this one went in; the doorbell thread may
-            // have seen the channel's end (and dropped it, finding nothing to forget) just before
-            if (closing || !channel.isOpen()) {
-                kept.remove(channel);
-                return false;
-            }
-            return true;
+            if (!closing) return true;
+            kept.remove(channel); // close() may have closed the kept channels before this one went in
+            return false;
         }
 
         @Override
@@ -358,7 +354,6 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             long id = RingConnection.nextId();
             int c2s = Segment.ringSize(options.receiveBufferSize());
             int s2c = Segment.ringSize(link.hello.receiveRing());
-            if (kept != null) kept.remove(link.channel); // a HELLO frame on a kept channel: its segment is dropped
             if (link.kept != null) {
                 offerKept(pairing, link, id, c2s, s2c);
                 return;
@@ -437,7 +432,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             throw new ClientLeft(new IOException("it withdrew from the kept segment"));
         }
         keptPairings.incrementAndGet();
-        link.committedInMemory();
+        pairing.committed(); // the doorbell loop has the channel already (rebind)
     }
 
     /** Connections paired on a kept segment so far (tests, diagnostics). */
