@@ -46,6 +46,7 @@ public final class AppServer {
         do {
             line = in.readLine(); // null: the driver closed stdin (or died): stop as well
         } while (line != null && !line.trim().equals("stop"));
+        if (Boolean.getBoolean("sora.bench.schedstat")) System.out.print(QueryClient.schedStat());
         stop.run();
         System.out.println("STOPPED app=" + app);
         System.out.flush();

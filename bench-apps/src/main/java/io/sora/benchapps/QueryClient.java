@@ -128,6 +128,31 @@ public final class QueryClient {
                 queries, queries, percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[queries - 1] / 1e3,
                 totalNanos / 1e6, queries / (totalNanos / 1e9), connectNanos / 1e6, setupNanos / 1e6));
         System.out.flush();
+        if (Boolean.getBoolean("sora.bench.schedstat")) System.out.print(schedStat());
+    }
+
+    /**
+     * Per thread of this JVM ({@code -Dsora.bench.schedstat=true}): CPU time, time runnable but waiting
+     * for a CPU, and time slices, from {@code /proc/self/task/N/schedstat}. Time spent waiting for a CPU
+     * is what a busy-waiting peer or a crowded machine costs a thread that has work.
+     */
+    static String schedStat() {
+        StringBuilder sb = new StringBuilder();
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        if (tasks == null) return "";
+        for (java.io.File t : tasks) {
+            try {
+                String comm = java.nio.file.Files.readString(t.toPath().resolve("comm")).trim();
+                String[] f = java.nio.file.Files.readString(t.toPath().resolve("schedstat")).trim().split(" ");
+                long run = Long.parseLong(f[0]), wait = Long.parseLong(f[1]);
+                if (run + wait < 1_000_000) continue;
+                sb.append(String.format(Locale.ROOT, "SCHED %-28s run_ms=%.1f wait_ms=%.1f slices=%s%n",
+                        comm.replace(' ', '_'), run / 1e6, wait / 1e6, f[2]));
+            } catch (java.io.IOException | RuntimeException e) {
+                // a thread that ended while being read
+            }
+        }
+        return sb.toString();
     }
 
     /** One point query: the row's value, or a failure when there is not exactly one row. */

@@ -41,6 +41,24 @@ package io.sora.transport;
  *   <li>a yield that comes back after more than {@value #LONG_YIELD_NANOS} ns with nothing to read
  *       means another program took the CPU: the wait sleeps at once, so the peer's wake-up (with the
  *       kernel's wake-up preemption) brings it back rather than the other program's time slice.</li>
+ *   <li>when the machine has <em>no CPU to spare</em> as the wait begins (more threads runnable than
+ *       CPUs, {@link CpuPressure}: cold JVMs whose JIT compiler threads take the CPUs for seconds, an
+ *       application's own busy threads, a busy host), the wait is short: at most
+ *       {@value #CROWDED_BUDGET_NANOS} ns and twice the typical wait, spinning if the peer runs
+ *       elsewhere (its answer can still come at once), yielding if it last waited on this CPU (it may
+ *       be queued right here), then it sleeps. Why: a thread that spins or yields stays runnable and
+ *       uses up its fair share, so when a CPU-bound thread (a compiler thread) wants the CPU the
+ *       scheduler queues the waiter, or the peer, behind that thread for a whole time slice (1-4 ms
+ *       here), while a thread that slept is run at once when it is woken. Measured (H2's server and
+ *       client, both attached, unpinned, 2 CPUs, 10,000 queries from cold JVMs, traced with the
+ *       kernel's sched_switch events): 100-150 such stalls of over 1 ms per run at each end against
+ *       15-30 over TCP, half the run's time. A yield is kept only for a peer on this CPU: yielding to
+ *       whoever is queued handed the CPU to a compiler thread for milliseconds in the same runs. The
+ *       gain is small against the spread of such runs: alternated with {@code -Dsora.wait.pressure=false}
+ *       (3 rounds of 3 pairs), H2's total time 0.85-1.26x TCP's against 0.84-0.89x, Derby's 1.59-1.89x
+ *       against 1.16-1.60x. Sleeping at once whenever a loss of the CPU was seen, or whenever the
+ *       machine is crowded, was measured and not kept: H2's total no better, or better (1.12x) at the
+ *       price of the one-CPU ping-pong (3.0x TCP to 1.7x): docs/benchmarks.md, nineteenth session.</li>
  * </ul>
  *
  * <p>At most {@link #MAX_BUSY} threads of this JVM busy-wait at once (half the CPUs, at least one:
@@ -63,16 +81,22 @@ final class AdaptiveWait {
     /** {@code -Dsora.wait.yield=false}: no yield phase (spin, then sleep), for measurements. */
     static final boolean YIELD = !"false".equals(System.getProperty("sora.wait.yield"));
     static final int MAX_BUSY = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    /** The longest a wait stays awake on a machine with no CPU to spare. */
+    static final long CROWDED_BUDGET_NANOS = 10_000;
     private static final java.util.concurrent.atomic.AtomicInteger BUSY = new java.util.concurrent.atomic.AtomicInteger();
     /** Fixed-point scale of the log2 average. */
     private static final int SCALE = 16;
 
     private final boolean enabled;
     private final java.util.function.LongSupplier clock;
+    /** Whether the machine has no CPU to spare at this nanoTime ({@link CpuPressure#crowded}). */
+    private final java.util.function.LongPredicate crowdedAt;
     private long spinNanos = MAX_SPIN_NANOS;
     private long budgetNanos = 4 * MIN_BUDGET_NANOS;
     /** Moving average of log2(wait ns), times {@link #SCALE}. */
     private int logWait = 12 * SCALE;
+    /** The typical wait that average stands for (a power of two), ns. */
+    private long typicalNanos = 1L << 12;
     /** Moving average of log2(wake-up latency ns), times {@link #SCALE}; 0 while none was measured. */
     private int logWake;
     /** Waits typically longer than this sleep at once (budget = minimum). */
@@ -87,18 +111,26 @@ final class AdaptiveWait {
     private int placement;
     private boolean yielded;
     private boolean giveUp;
+    /** Whether the machine had no CPU to spare as this wait began. */
+    private boolean crowded;
     /** Whether this wait holds one of the {@link #MAX_BUSY} busy-waiting slots. */
     private boolean busy;
 
     /** @param enabled false: never spin or yield, sleep at once (tests, {@code -Dsora.spin.iterations=0}) */
     AdaptiveWait(boolean enabled) {
-        this(enabled, System::nanoTime);
+        this(enabled, System::nanoTime, CpuPressure::crowded);
     }
 
-    /** @param clock nanoseconds, {@link System#nanoTime} but in tests */
+    /** @param clock nanoseconds, {@link System#nanoTime} but in tests; a machine with CPUs to spare */
     AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock) {
+        this(enabled, clock, t -> false);
+    }
+
+    /** @param crowdedAt whether the machine has no CPU to spare at a time of {@code clock} */
+    AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock, java.util.function.LongPredicate crowdedAt) {
         this.enabled = enabled;
         this.clock = clock;
+        this.crowdedAt = crowdedAt;
     }
 
     /** Starts a wait: call before the first check of the condition. */
@@ -137,6 +169,7 @@ final class AdaptiveWait {
         if (!enabled || giveUp) return release();
         if (rounds++ == 0) {
             start = clock.getAsLong();
+            crowded = crowdedAt.test(start);
             if (BUSY.incrementAndGet() > MAX_BUSY) {
                 BUSY.decrementAndGet();
                 return false;
@@ -155,6 +188,16 @@ final class AdaptiveWait {
         }
         long now = clock.getAsLong();
         long elapsed = now - start;
+        if (crowded) {
+            if (elapsed >= Math.min(CROWDED_BUDGET_NANOS, 2 * typicalNanos)) return release();
+            if (placement == RingMedium.PEER_HERE && YIELD) {
+                yielded = true;
+                Thread.yield();
+            } else {
+                Thread.onSpinWait();
+            }
+            return true;
+        }
         if (elapsed < spinFor) {
             Thread.onSpinWait();
             return true;
@@ -233,6 +276,7 @@ final class AdaptiveWait {
         int lg = 64 - Long.numberOfLeadingZeros(Math.max(1, waited)); // ceil-ish log2
         logWait += (lg * SCALE - logWait) >> 3;
         long typical = 1L << Math.min(40, logWait / SCALE);
+        typicalNanos = typical;
         if (typical > limitNanos) {
             budgetNanos = MIN_BUDGET_NANOS;
         } else {
@@ -266,6 +310,11 @@ final class AdaptiveWait {
 
     long budgetNanos() {
         return budgetNanos;
+    }
+
+    /** Whether the machine had no CPU to spare as the current (or last) wait began. */
+    boolean crowded() {
+        return crowded;
     }
 
     long spinNanos() {

@@ -197,4 +197,79 @@ class AdaptiveWaitTest {
         next.end();
         for (AdaptiveWait w : holders) w.end();
     }
+
+    /**
+     * What a wait may overrun its budget by in these tests: a wait spinning for a peer elsewhere reads
+     * the clock every 8th round, and the test clock moves 100 ns a round.
+     */
+    private static final long CLOCK_SLACK_NANOS = 8 * 100;
+
+    /** How long one wait stays awake (the clock moving 100 ns per round) before it goes to sleep. */
+    private static long awakeFor(AdaptiveWait w, long[] now, int placement) {
+        w.begin(placement);
+        long start = now[0];
+        while (w.idle()) {
+            now[0] += 100;
+            if (now[0] - start > 10_000_000) throw new AssertionError("never went to sleep");
+        }
+        long awake = now[0] - start;
+        w.slept();
+        w.end();
+        return awake;
+    }
+
+    @Test
+    void onAMachineWithNoCpuToSpareAWaitStaysAwakeBrieflyThenSleeps() {
+        boolean[] crowded = {false};
+        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(crowded));
+        long spare = awakeFor(w, now, RingMedium.PEER_ELSEWHERE);
+        assertFalse(w.crowded());
+        crowded[0] = true;
+        long none = awakeFor(w, now, RingMedium.PEER_ELSEWHERE);
+        assertTrue(w.crowded());
+        assertFalse(w.yielded(), "a peer elsewhere: spin, never hand the CPU to whoever is queued");
+        assertTrue(none <= AdaptiveWait.CROWDED_BUDGET_NANOS + CLOCK_SLACK_NANOS, "awake " + none + " ns on a crowded machine");
+        assertTrue(spare >= 4 * none, "spare CPUs: awake " + spare + " ns, crowded " + none + " ns");
+    }
+
+    @Test
+    void onAMachineWithNoCpuToSpareAPeerOnThisCpuIsYieldedTo() {
+        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(new boolean[] {true}));
+        long awake = awakeFor(w, now, RingMedium.PEER_HERE);
+        assertTrue(w.yielded(), "the peer may be queued on this CPU");
+        assertTrue(awake <= AdaptiveWait.CROWDED_BUDGET_NANOS + CLOCK_SLACK_NANOS, "awake " + awake + " ns");
+    }
+
+    @Test
+    void aCrowdedWaitIsCutShortEvenWhenTheTypicalWaitIsLong() {
+        boolean[] crowded = {false};
+        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(crowded));
+        for (int i = 0; i < 60; i++) sleptFor(w, now, 100_000); // 100 µs of think time, learnt
+        assertTrue(w.budgetNanos() >= 100_000, "budget " + w.budgetNanos());
+        crowded[0] = true;
+        long awake = awakeFor(w, now, RingMedium.PEER_ELSEWHERE);
+        assertTrue(awake <= AdaptiveWait.CROWDED_BUDGET_NANOS + CLOCK_SLACK_NANOS, "awake " + awake + " ns");
+        // and a short typical wait shortens it further: twice the typical wait
+        crowded[0] = false;
+        for (int i = 0; i < 80; i++) caughtAfter(w, now, 1_000);
+        crowded[0] = true;
+        long shortWait = awakeFor(w, now, RingMedium.PEER_ELSEWHERE);
+        assertTrue(shortWait <= 4_096 + CLOCK_SLACK_NANOS, "typical wait ~1 µs: awake " + shortWait + " ns");
+    }
+
+    /** A machine crowded while {@code flag[0]}. */
+    private static java.util.function.LongPredicate crowdedWhen(boolean[] flag) {
+        return t -> flag[0];
+    }
+
+    @Test
+    void theRunnableCountIsReadFromTheKernelsLoadLine() {
+        byte[] line = "0.52 0.58 0.59 3/467 12345\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        assertEquals(3, CpuPressure.parseRunning(line, line.length));
+        byte[] big = "10.00 9.00 8.00 128/2000 1\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        assertEquals(128, CpuPressure.parseRunning(big, big.length));
+        byte[] bad = "0.52 0.58 0.59 x/467 1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        assertEquals(-1, CpuPressure.parseRunning(bad, bad.length));
+        assertEquals(-1, CpuPressure.parseRunning(line, 10), "cut short");
+    }
 }
