@@ -83,6 +83,19 @@ final class AdaptiveWait {
     static final int MAX_BUSY = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
     /** The longest a wait stays awake on a machine with no CPU to spare. */
     static final long CROWDED_BUDGET_NANOS = 10_000;
+    /**
+     * {@code -Dsora.wait.crowdedSleep=true}, in a JVM that may run on more than one CPU (its affinity, its
+     * container's quota): a crowded wait whose peer is not known to run on another CPU sleeps at once
+     * instead of yielding. A yield may hand the CPU to a stranger (a compiler thread) and leave this
+     * thread queued behind it for the rest of its slice even after the peer answered; a sleeper is woken
+     * by the answer. Measured (docs/benchmarks.md, nineteenth session): H2's and Derby's totals from cold
+     * JVMs better (H2 1.00x TCP against 0.79x, p99 halved), every ping-pong median worse by 1.5-2 us
+     * (think time 0 and 5 us: 4.7 against 2.9 us; a CPU hog beside: 1.8x TCP against 3.0x). Off by
+     * default: the gain lies inside the spread of those runs, the loss does not. On one CPU a yield is
+     * what hands the CPU to the peer (sleeping there made the one-CPU ping-pong 1.7x TCP instead of 3x).
+     */
+    static final boolean CROWDED_SLEEP = Runtime.getRuntime().availableProcessors() > 1
+            && Boolean.getBoolean("sora.wait.crowdedSleep");
     private static final java.util.concurrent.atomic.AtomicInteger BUSY = new java.util.concurrent.atomic.AtomicInteger();
     /** Fixed-point scale of the log2 average. */
     private static final int SCALE = 16;
@@ -91,6 +104,8 @@ final class AdaptiveWait {
     private final java.util.function.LongSupplier clock;
     /** Whether the machine has no CPU to spare at this nanoTime ({@link CpuPressure#crowded}). */
     private final java.util.function.LongPredicate crowdedAt;
+    /** {@link #CROWDED_SLEEP}, or what a test says. */
+    private final boolean crowdedSleep;
     private long spinNanos = MAX_SPIN_NANOS;
     private long budgetNanos = 4 * MIN_BUDGET_NANOS;
     /** Moving average of log2(wait ns), times {@link #SCALE}. */
@@ -128,9 +143,16 @@ final class AdaptiveWait {
 
     /** @param crowdedAt whether the machine has no CPU to spare at a time of {@code clock} */
     AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock, java.util.function.LongPredicate crowdedAt) {
+        this(enabled, clock, crowdedAt, CROWDED_SLEEP);
+    }
+
+    /** @param crowdedSleep whether a crowded wait for a peer not known to be elsewhere sleeps at once ({@link #CROWDED_SLEEP}) */
+    AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock, java.util.function.LongPredicate crowdedAt,
+            boolean crowdedSleep) {
         this.enabled = enabled;
         this.clock = clock;
         this.crowdedAt = crowdedAt;
+        this.crowdedSleep = crowdedSleep;
     }
 
     /** Starts a wait: call before the first check of the condition. */
@@ -190,7 +212,11 @@ final class AdaptiveWait {
         long elapsed = now - start;
         if (crowded) {
             if (elapsed >= Math.min(CROWDED_BUDGET_NANOS, 2 * typicalNanos)) return release();
-            if (placement == RingMedium.PEER_HERE && YIELD) {
+            if (placement == RingMedium.PEER_ELSEWHERE) {
+                Thread.onSpinWait();
+            } else if (crowdedSleep) {
+                return release();
+            } else if (placement == RingMedium.PEER_HERE && YIELD) {
                 yielded = true;
                 Thread.yield();
             } else {

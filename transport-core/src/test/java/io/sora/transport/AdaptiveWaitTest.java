@@ -233,11 +233,38 @@ class AdaptiveWaitTest {
     }
 
     @Test
-    void onAMachineWithNoCpuToSpareAPeerOnThisCpuIsYieldedTo() {
-        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(new boolean[] {true}));
+    void onAMachineWithNoCpuToSpareAJvmOnOneCpuYieldsToAPeerOnThisCpu() {
+        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(new boolean[] {true}), false);
         long awake = awakeFor(w, now, RingMedium.PEER_HERE);
         assertTrue(w.yielded(), "the peer may be queued on this CPU");
         assertTrue(awake <= AdaptiveWait.CROWDED_BUDGET_NANOS + CLOCK_SLACK_NANOS, "awake " + awake + " ns");
+    }
+
+    @Test
+    void onAMachineWithNoCpuToSpareAJvmWithCpusToChooseFromSleepsUnlessThePeerRunsElsewhere() {
+        boolean[] crowded = {true};
+        AdaptiveWait w = new AdaptiveWait(true, () -> now[0], crowdedWhen(crowded), true);
+        for (int placement : new int[] {RingMedium.PEER_HERE, RingMedium.PEER_UNKNOWN}) {
+            w.begin(placement);
+            int rounds = 0;
+            while (w.idle() && rounds < 100) {
+                now[0] += 100;
+                rounds++;
+            }
+            w.slept();
+            w.end();
+            // the first look at the clock (at once, or after 8 spin rounds where the placement is unknown)
+            assertTrue(rounds <= 8, "placement " + placement + ": sleep, a yield may queue this thread behind a stranger; "
+                    + rounds + " rounds awake");
+            assertFalse(w.yielded());
+        }
+        long awake = awakeFor(w, now, RingMedium.PEER_ELSEWHERE);
+        assertTrue(awake > 1_000 && awake <= AdaptiveWait.CROWDED_BUDGET_NANOS + CLOCK_SLACK_NANOS,
+                "a peer on another CPU may answer at once: a short spin, awake " + awake + " ns");
+        // CPUs to spare: the same waits stay awake
+        crowded[0] = false;
+        long spare = awakeFor(w, now, RingMedium.PEER_HERE);
+        assertTrue(w.yielded() && spare > AdaptiveWait.CROWDED_BUDGET_NANOS, "awake " + spare + " ns");
     }
 
     @Test
