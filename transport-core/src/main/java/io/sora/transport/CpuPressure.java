@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * queued behind a compiler thread). Sleeping at once there hands the CPU to whoever has work, as a
  * blocking TCP read does.
  */
-final class CpuPressure {
+public final class CpuPressure {
     static final long PERIOD_NANOS = 1_000_000;
     /** {@code -Dsora.wait.pressure=false}: never consult it (spin by the other rules only), for measurements. */
     static final boolean ENABLED = !"false".equals(System.getProperty("sora.wait.pressure"));
@@ -30,12 +30,16 @@ final class CpuPressure {
     private static volatile long readAt = Long.MIN_VALUE / 2;
     private static volatile boolean crowded;
     private static volatile boolean broken = !ENABLED;
+    /** While set ({@link #exercise}), each wait finds the machine crowded or not in turn. */
+    private static volatile boolean exercising;
+    private static int exerciseTurn;
 
     private CpuPressure() {
     }
 
     /** True if, at the last reading (at most about a millisecond old), more threads were runnable than CPUs. */
     static boolean crowded(long nowNanos) {
+        if (exercising) return (++exerciseTurn & 1) == 0;
         if (broken) return false;
         if (nowNanos - readAt < PERIOD_NANOS || !READING.compareAndSet(false, true)) return crowded;
         try {
@@ -49,6 +53,18 @@ final class CpuPressure {
         } finally {
             READING.set(false);
         }
+    }
+
+    /**
+     * For the data path's warm-up: while on, waits find the machine crowded and not crowded in turn,
+     * whatever its load, so that the waiting code's profile has seen both. A branch the warm-up never
+     * took is compiled as a trap: a warm-up that ran while the JIT kept the machine crowded, and an
+     * application whose first waits found it quiet, had the compiled wait deoptimised and compiled
+     * again at the application's first messages ({@code -XX:+LogCompilation}: {@code unstable_if} in
+     * {@code AdaptiveWait.idle}). Harmless to an application's waits meanwhile: a policy choice.
+     */
+    public static void exercise(boolean on) {
+        exercising = on;
     }
 
     /** The number of runnable threads the kernel counts now (this one included), -1 if unreadable. */

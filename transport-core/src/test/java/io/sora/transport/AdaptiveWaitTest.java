@@ -290,6 +290,18 @@ class AdaptiveWaitTest {
     }
 
     @Test
+    void whileTheWarmUpExercisesItWaitsFindTheMachineCrowdedAndNotInTurn() {
+        CpuPressure.exercise(true);
+        try {
+            int crowded = 0;
+            for (int i = 0; i < 10; i++) if (CpuPressure.crowded(now[0] + i * CpuPressure.PERIOD_NANOS)) crowded++;
+            assertEquals(5, crowded, "both branches of the waiting code, in turn");
+        } finally {
+            CpuPressure.exercise(false);
+        }
+    }
+
+    @Test
     void theRunnableCountIsReadFromTheKernelsLoadLine() {
         byte[] line = "0.52 0.58 0.59 3/467 12345\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         assertEquals(3, CpuPressure.parseRunning(line, line.length));

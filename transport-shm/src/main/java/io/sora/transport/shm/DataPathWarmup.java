@@ -92,7 +92,12 @@ final class DataPathWarmup {
                     a.inputStream().available();
                 }
             }
-            pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels);
+            io.sora.transport.CpuPressure.exercise(true);
+            try {
+                pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels, client, server);
+            } finally {
+                io.sora.transport.CpuPressure.exercise(false);
+            }
             a.close();
             b.close();
             return true;
@@ -114,7 +119,7 @@ final class DataPathWarmup {
      * application's first waits deoptimised and recompiled them on its time.
      */
     private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds,
-                                 boolean channels) throws IOException {
+                                 boolean channels, ShmMedium client, ShmMedium server) throws IOException {
         Thread echo = new Thread(() -> {
             byte[] buf = new byte[msg.length];
             java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
@@ -145,6 +150,12 @@ final class DataPathWarmup {
         try {
             for (int i = 0; i < rounds; i++) {
                 int n = (i & 1) == 0 ? 64 : 4096;
+                if ((i & 31) == 16) {
+                    // as if both threads had moved to other CPUs: the next waits publish a changed CPU, a
+                    // branch an application's threads take whenever the scheduler moves them
+                    client.publishCpu(-1);
+                    server.publishCpu(-1);
+                }
                 a.outputStream().write(msg, 0, n);
                 readFully(a.inputStream(), got, n);
             }
