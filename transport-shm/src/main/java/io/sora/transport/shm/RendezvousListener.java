@@ -55,8 +55,11 @@ final class RendezvousListener implements Runnable {
         /**
          * Under the listener's lock, at each {@link #catchUp} and {@link #catchUpKept}: announcements and
          * requests made other than by frames (in a kept segment, {@link NextPairing}) are taken here.
+         *
+         * @param accepting true on an accepting thread ({@link #catchUp}), false on the doorbell thread
+         *                  after a client's kick ({@link #catchUpKept()})
          */
-        default void catchUpKept() {
+        default void catchUpKept(boolean accepting) {
         }
 
     }
@@ -156,7 +159,7 @@ final class RendezvousListener implements Runnable {
      */
     void catchUpKept() {
         synchronized (lock) {
-            if (!released) handler.catchUpKept();
+            if (!released) handler.catchUpKept(false);
         }
     }
 
@@ -214,7 +217,7 @@ final class RendezvousListener implements Runnable {
             if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
                 boolean accepted = accept(true);
-                handler.catchUpKept();
+                handler.catchUpKept(true);
                 int before = partials.size();
                 for (SelectionKey key : new ArrayList<>(partials)) {
                     if (key.isValid()) read(key);

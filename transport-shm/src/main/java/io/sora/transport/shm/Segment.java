@@ -128,6 +128,8 @@ final class Segment {
 
     final Path path;
     final ByteBuffer buffer;
+    /** A client's: when its next connection on this kept segment kicks the server's doorbell thread. */
+    final KickDelay kickDelay = new KickDelay();
     final int ringC2S;
     final int ringS2C;
 

@@ -177,7 +177,8 @@ final class ShmClient {
      * The connection on a kept segment, agreed in its memory ({@link NextPairing}): the key written after
      * the TCP connect (the segment was reset before), then the server's answer awaited: PAIRED, or
      * REFUSED with its reason in the segment, or none within the pairing wait (withdrawn: TCP). The
-     * server's doorbell thread is kicked at once ({@link #kick}).
+     * server's doorbell thread is kicked ({@link #kick}) when an accept did not answer in time, or at once
+     * ({@link KickDelay}).
      */
     private PairingResult pairKept(ConnectionKey key, PairingOptions options, SocketHooks hooks, KeptChannels.Kept k,
                                    Path sock, boolean announcedBefore, long deadline) {
@@ -197,7 +198,15 @@ final class ShmClient {
                 return new PairingResult.Fallback("kept segment's key could not be written for " + key);
             }
             boolean platform = !VirtualThreads.isVirtual(Thread.currentThread());
-            int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), platform, ch::isOpen);
+            // not announced before the connect: an accept may have decided it already, and only the doorbell
+            // thread refuses it then; a listener of this process: this thread may be the one that accepts next
+            boolean delayable = announcedBefore && !ShmServerBinding.inProcess(sock);
+            long kickAfter = delayable ? seg.kickDelay.next() : 0;
+            long asked = System.nanoTime();
+            int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), kickAfter, platform, ch::isOpen);
+            if (delayable && answer == NextPairing.PAIRED) {
+                seg.kickDelay.paired(NextPairing.pairedByAccept(seg), System.nanoTime() - asked);
+            }
             if (answer == NextPairing.WITHDRAWN) {
                 return new PairingResult.Fallback(ch.isOpen() ? "no pairing reply within " + options.fallbackWait().toMillis()
                         + " ms" : "kept channel to " + sock + " ended while pairing (the listener closed, or its process died)");

@@ -40,6 +40,12 @@ final class ShmLink implements ShmMedium.CommitListener {
 
     /** The kept segment whose memory carried the request ({@link NextPairing}); null for a HELLO frame. */
     final Segment kept;
+    /**
+     * A kept segment's request taken by an accepting thread's catch-up, not by the doorbell thread after the
+     * client's kick: said with the pairing ({@link NextPairing#BY_ACCEPT}), so the client's next connection
+     * on that segment gives an accept time before it kicks ({@link KickDelay}).
+     */
+    boolean byAccept;
 
     ShmLink(SocketChannel channel, Wire.Hello hello, Tracer tracer) {
         this(channel, hello, tracer, null);

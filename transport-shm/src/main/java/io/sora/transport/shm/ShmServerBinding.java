@@ -96,6 +96,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
         @Override
         public void kicked(SocketChannel channel) {
+            kicks.incrementAndGet();
             listener.catchUpKept();
         }
     };
@@ -113,7 +114,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
      * one that wrote its key has its request decided here, on this thread ({@link NextPairing}), by
      * whichever thread takes the channel out of the kept ones first.
      */
-    private void catchUpKept() {
+    private void catchUpKept(boolean accepting) {
         if (kept == null || kept.isEmpty()) return;
         for (java.util.Map.Entry<SocketChannel, KeptEnd> en : kept.entrySet()) {
             SocketChannel ch = en.getKey();
@@ -125,7 +126,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
                 table.announced(ch);
             }
             if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && kept.remove(ch, e)) {
-                requestKept(ch, e);
+                requestKept(ch, e, accepting);
             } else if (st == NextPairing.WITHDRAWN && e.announced) {
                 table.withdrawn(ch); // its connect failed, or its wait ran out
             }
@@ -133,7 +134,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     /** A kept segment's key, taken off the listener: decided as a HELLO would be. */
-    private void requestKept(SocketChannel ch, KeptEnd e) {
+    private void requestKept(SocketChannel ch, KeptEnd e, boolean accepting) {
         Wire.Hello hello;
         try {
             hello = NextPairing.hello(e.segment);
@@ -141,7 +142,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             refuse(new ShmLink(ch, null, tracer, e.segment), "bad key in the kept segment: " + bad.getMessage());
             return;
         }
-        table.request(new ShmLink(ch, hello, tracer, e.segment), hello.key(), ch);
+        ShmLink link = new ShmLink(ch, hello, tracer, e.segment);
+        link.byAccept = accepting;
+        table.request(link, hello.key(), ch);
     }
 
     /** Accepting threads sleeping on a kept segment for its client's key (tests). */
@@ -211,6 +214,31 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         this.kept = settings.keep() && DoorbellLoop.NATIVE && io.sora.transport.Futex.isAvailable()
                 ? new java.util.concurrent.ConcurrentHashMap<>() : null;
         this.listener = new RendezvousListener(dir.socketPath(bound.getPort()), bound.getPort(), handler, listenerThread);
+        IN_PROCESS.add(listener.path());
+    }
+
+    /** Rendezvous sockets of this process's open listeners: their clients here kick at once ({@link #inProcess}). */
+    private static final java.util.Set<Path> IN_PROCESS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Whether the listener at {@code socket} is this process's: a client of it may be the very thread that
+     * accepts next (a program that connects and accepts on one thread), so it kicks the doorbell thread at
+     * once instead of giving an accept time ({@link KickDelay}).
+     */
+    static boolean inProcess(Path socket) {
+        return IN_PROCESS.contains(socket);
+    }
+
+    /** Tests: this listener's clients here behave as another process's would ({@link #inProcess} false). */
+    void asIfInAnotherProcess() {
+        IN_PROCESS.remove(listener.path());
+    }
+
+    /** Kicks read from clients' kept channels so far (tests, diagnostics). */
+    private final java.util.concurrent.atomic.AtomicLong kicks = new java.util.concurrent.atomic.AtomicLong();
+
+    long kicks() {
+        return kicks.get();
     }
 
     RendezvousListener listener() {
@@ -248,8 +276,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         }
 
         @Override
-        public void catchUpKept() {
-            ShmServerBinding.this.catchUpKept();
+        public void catchUpKept(boolean accepting) {
+            ShmServerBinding.this.catchUpKept(accepting);
         }
     };
 
@@ -428,11 +456,19 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         if (!DoorbellLoop.get().rebind(link.channel, medium)) {
             throw new ClientLeft(new IOException("its kept channel ended"));
         }
-        if (!NextPairing.pair(seg, id)) {
+        if (!NextPairing.pair(seg, id, link.byAccept)) {
             throw new ClientLeft(new IOException("it withdrew from the kept segment"));
         }
         keptPairings.incrementAndGet();
+        if (link.byAccept) keptPairingsByAccept.incrementAndGet();
         pairing.committed(); // the doorbell loop has the channel already (rebind)
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong keptPairingsByAccept = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Of {@link #keptPairings}, those an accepting thread paired (not the doorbell thread after a kick). */
+    long keptPairingsByAccept() {
+        return keptPairingsByAccept.get();
     }
 
     /** Connections paired on a kept segment so far (tests, diagnostics). */
@@ -558,6 +594,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     @Override
     public void close() {
         closing = true;
+        IN_PROCESS.remove(listener.path());
         table.close();
         listener.close();
         if (kept != null) { // their clients see the end of file and drop their halves

@@ -55,8 +55,8 @@ class NextPairingTest {
 
         AtomicInteger kicks = new AtomicInteger();
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, true, () -> true));
-        assertTrue(NextPairing.pair(seg, 77));
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, 0, true, () -> true));
+        assertTrue(NextPairing.pair(seg, 77, true));
         assertEquals(NextPairing.PAIRED, client.get(20, TimeUnit.SECONDS), "woken by the pairing");
         assertEquals(77, NextPairing.serverId(seg));
         assertEquals(1, kicks.get(), "the server kicked once, as the wait began");
@@ -65,15 +65,48 @@ class NextPairingTest {
     }
 
     @Test
+    void aClientGivingAnAcceptTimeDoesNotKickWhenTheAcceptAnswersFirst() throws Exception {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        AtomicInteger kicks = new AtomicInteger();
+        CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), kicks::incrementAndGet, TimeUnit.SECONDS.toNanos(20),
+                true, () -> true));
+        assertTrue(NextPairing.pair(seg, 9, true));
+        assertEquals(NextPairing.PAIRED, client.get(10, TimeUnit.SECONDS), "woken by the accept's pairing");
+        assertEquals(0, kicks.get(), "no kick before its time");
+        assertTrue(NextPairing.pairedByAccept(seg), "the answer says an accepting thread paired");
+    }
+
+    @Test
+    void aClientGivingAnAcceptTimeKicksOnceItRanOutAndTheKickedPairingAnswers() throws Exception {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        AtomicInteger kicks = new AtomicInteger();
+        long delay = TimeUnit.MILLISECONDS.toNanos(20);
+        long start = System.nanoTime();
+        long[] kickedAt = new long[1];
+        int answer = NextPairing.awaitAnswer(seg, start + TimeUnit.SECONDS.toNanos(30), () -> {
+            kickedAt[0] = System.nanoTime();
+            kicks.incrementAndGet();
+            assertTrue(NextPairing.pair(seg, 10, false)); // the doorbell thread, as the kick makes it look
+        }, delay, true, () -> true);
+        assertEquals(NextPairing.PAIRED, answer);
+        assertEquals(1, kicks.get());
+        assertTrue(kickedAt[0] - start >= delay, "kicked only after the accept's time");
+        assertFalse(NextPairing.pairedByAccept(seg), "paired after the kick, not by an accept");
+    }
+
+    @Test
     void aClientWhoseWaitRanOutWithdrawsAndTheServerCanNoLongerPairIt() {
         NextPairing.announce(seg);
         assertTrue(NextPairing.key(seg, key, 4096, true));
         AtomicInteger kicks = new AtomicInteger();
         int answer = NextPairing.awaitAnswer(seg, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30),
-                kicks::incrementAndGet, true, () -> true);
+                kicks::incrementAndGet, 0, true, () -> true);
         assertEquals(NextPairing.WITHDRAWN, answer);
         assertEquals(1, kicks.get(), "the listener was kicked once while it waited");
-        assertFalse(NextPairing.pair(seg, 5), "withdrawn: not paired");
+        assertFalse(NextPairing.pair(seg, 5, false), "withdrawn: not paired");
         assertEquals(NextPairing.WITHDRAWN, NextPairing.state(seg));
     }
 
@@ -82,11 +115,11 @@ class NextPairingTest {
         NextPairing.announce(seg);
         assertTrue(NextPairing.key(seg, key, 4096, true));
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), () -> { }, true, () -> true));
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(30), () -> { }, 0, true, () -> true));
         NextPairing.refuse(seg, "policy: not this client \u00e9");
         assertEquals(NextPairing.REFUSED, client.get(20, TimeUnit.SECONDS));
         assertEquals("policy: not this client \u00e9", NextPairing.reason(seg), "the reason read back exactly");
-        assertFalse(NextPairing.pair(seg, 5));
+        assertFalse(NextPairing.pair(seg, 5, false));
     }
 
     @Test
@@ -95,10 +128,10 @@ class NextPairingTest {
         assertTrue(NextPairing.key(seg, key, 4096, true));
         java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean(true);
         CompletableFuture<Integer> client = CompletableFuture.supplyAsync(() -> NextPairing.awaitAnswer(seg,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(60), () -> { }, true, open::get));
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(60), () -> { }, 0, true, open::get));
         open.set(false); // the doorbell thread saw the listener's end and closed the channel
         assertEquals(NextPairing.WITHDRAWN, client.get(20, TimeUnit.SECONDS), "withdrawn long before its 60 s");
-        assertFalse(NextPairing.pair(seg, 5), "and no longer paired by a server that comes late");
+        assertFalse(NextPairing.pair(seg, 5, false), "and no longer paired by a server that comes late");
     }
 
     @Test

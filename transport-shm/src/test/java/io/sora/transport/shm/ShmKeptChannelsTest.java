@@ -118,6 +118,56 @@ class ShmKeptChannelsTest {
     }
 
     @Test
+    void anAcceptUnderWayPairsAClientOfAnotherProcessWithoutItsKick() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            b.asIfInAnotherProcess();
+            oneConnectionKept(fx);
+            long kicksBefore = b.kicks();
+
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            Socket[] t = fx.tcp();
+            CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
+                    () -> b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
+            await(() -> b.waitingAccepts() == 1 || server.isDone(), "the accept waiting for the announced client");
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection();
+            assertEquals(1, b.keptPairings(), "paired on the kept segment");
+            // kicked at once, the doorbell thread would race the accept for the key (and often win)
+            assertEquals(1, b.keptPairingsByAccept(), "by the accepting thread");
+            assertEquals(kicksBefore, b.kicks(), "no kick read so far");
+            exchange(client, srv, 9_000, new Random(5));
+            client.close();
+            srv.close();
+        }
+    }
+
+    @Test
+    void aClientOfAnotherProcessWhoseAcceptIsNotUnderWayKicksOnceItsWaitForAnAcceptRanOut() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            b.asIfInAnotherProcess();
+            oneConnectionKept(fx);
+            long kicksBefore = b.kicks();
+
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            Socket[] t = fx.tcp();
+            // no accept: only the kick, once the wait for an accept ran out, gets the key decided
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+            assertEquals(kicksBefore + 1, b.kicks(), "kicked once");
+            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
+            exchange(srv, client, 9_000, new Random(6));
+            client.close();
+            srv.close();
+        }
+    }
+
+    @Test
     void aKeptConnectionNotAnnouncedWhoseAcceptDecidedTcpIsRefusedWithTheReason() throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             ShmServerBinding b = (ShmServerBinding) fx.binding;
