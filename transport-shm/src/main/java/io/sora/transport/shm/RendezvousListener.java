@@ -216,11 +216,15 @@ final class RendezvousListener implements Runnable {
         synchronized (lock) {
             if (released) return true; // closed: nothing will be read any more, and the table knows
             try {
-                boolean accepted = accept(true);
+                // the kept segments first: a client waiting on one gets its answer before this thread
+                // makes the system calls of the rendezvous (an accept that finds nobody, most times)
                 handler.catchUpKept(true);
+                boolean accepted = accept(true);
                 int before = partials.size();
-                for (SelectionKey key : new ArrayList<>(partials)) {
-                    if (key.isValid()) read(key);
+                if (before > 0) {
+                    for (SelectionKey key : new ArrayList<>(partials)) {
+                        if (key.isValid()) read(key);
+                    }
                 }
                 // The thread's select must see new channels, and must deregister the keys cancelled
                 // here: a cancelled key keeps its channel's descriptor open (the JDK closes it at the
