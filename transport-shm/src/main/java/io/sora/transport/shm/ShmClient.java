@@ -190,6 +190,7 @@ final class ShmClient {
             // made before the key is published: it writes this end's capabilities, which the server reads
             ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
             medium.keepWith(keeper(sock));
+            medium.publishCpu(io.sora.transport.ThisCpu.current());
             // the channel's handler before the server can ring: a bell of the new connection must reach it
             if (!DoorbellLoop.get().rebind(ch, medium)) {
                 return new PairingResult.Fallback("kept channel to " + sock + " ended (the listener closed)");
