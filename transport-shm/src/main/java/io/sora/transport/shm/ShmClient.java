@@ -190,6 +190,10 @@ final class ShmClient {
             // made before the key is published: it writes this end's capabilities, which the server reads
             ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
             medium.keepWith(keeper(sock));
+            // where this end runs, for the server's first waits: the segment's reset cleared the last
+            // connection's, and a wait that finds the peer's CPU unknown on a crowded machine sleeps at once
+            // (measured 2026-11-27: the server's waits for the first byte and for the close ended in 11-20 us
+            // wake-ups; docs/benchmarks.md, twentieth session)
             medium.publishCpu(io.sora.transport.ThisCpu.current());
             // the channel's handler before the server can ring: a bell of the new connection must reach it
             if (!DoorbellLoop.get().rebind(ch, medium)) {

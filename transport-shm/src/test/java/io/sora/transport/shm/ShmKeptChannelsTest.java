@@ -135,6 +135,11 @@ class ShmKeptChannelsTest {
             FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
             FastConnection srv = assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection();
             assertEquals(1, b.keptPairings(), "paired on the kept segment");
+            // each end's first wait knows where the other runs (the segment's reset had cleared it)
+            if (io.sora.transport.ThisCpu.current() >= 0) {
+                assertTrue(((io.sora.transport.RingConnection) client).medium().peerCpu() >= 0, "the server's CPU, for the client");
+                assertTrue(((io.sora.transport.RingConnection) srv).medium().peerCpu() >= 0, "the client's CPU, for the server");
+            }
             // kicked at once, the doorbell thread would race the accept for the key (and often win)
             assertEquals(1, b.keptPairingsByAccept(), "by the accepting thread");
             assertEquals(kicksBefore, b.kicks(), "no kick read so far");
