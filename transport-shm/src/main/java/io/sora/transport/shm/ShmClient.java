@@ -306,6 +306,7 @@ final class ShmClient {
         }
         ShmMedium medium = new ShmMedium(id, seg, false, ch, tracer, null, settings.futex());
         if (kept != null) medium.keepWith(keeper(sock));
+        medium.publishCpu(io.sora.transport.ThisCpu.current()); // for the server's first waits (see pairKept)
         RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
         ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
         DoorbellLoop.get().register(ch, medium);

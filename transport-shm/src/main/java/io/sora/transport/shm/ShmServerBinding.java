@@ -450,7 +450,8 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         }
         ShmMedium medium = new ShmMedium(id, seg, true, link.channel, tracer, null, settings.futex());
         medium.keepWith(keeper);
-        medium.publishCpu(io.sora.transport.ThisCpu.current()); // for the client's first waits (see ShmClient.pairKept)
+        // for the client's first waits (see ShmClient.pairKept); only from the accepting thread, whose CPU it is
+        if (link.byAccept) medium.publishCpu(io.sora.transport.ThisCpu.current());
         link.offering(pairing, id, seg, medium, true);
         if (!pairing.offered()) return;
         // the channel's handler before the client can ring: a bell of the new connection must reach this medium
