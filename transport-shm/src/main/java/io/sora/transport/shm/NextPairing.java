@@ -76,7 +76,6 @@ final class NextPairing {
     static final long YIELD_NANOS = Long.getLong("sora.next.yieldNanos", 50_000);
     private static final boolean MANY_CPUS = Runtime.getRuntime().availableProcessors() > 1;
 
-
     private NextPairing() {
     }
 
@@ -121,13 +120,14 @@ final class NextPairing {
      * WITHDRAWN if the wait ran out (the state then says so, and the server can no longer pair). Runs
      * {@code kick} (the server's doorbell thread then looks too: an accept that is not under way) once
      * {@code kickAfterNanos} passed without an answer, at once for 0 ({@link KickDelay}). It yields (a few
-     * times, or up to {@link #YIELD_NANOS} where the machine has a CPU to spare), then it sleeps on the word (until the kick is due, then in slices); {@code sleepInKernel} false (a
-     * virtual thread): parks instead. It does not spin: the accepting thread that answers was woken by
-     * this thread's TCP connect, often onto this thread's CPU, and measured 2026-11-27 (a scratch churn
-     * client, 3,000 connections one after another against a server accepting on one thread), spinning up
-     * to 50 us where the machine had a CPU to spare made the connect slower (87-108 us against 75-79 us). While it sleeps it looks at {@code open} every {@link #LOOK_EVERY_NANOS}: false (the
-     * kept channel ended: the listener closed, or its process died) withdraws at once instead of waiting
-     * out the deadline.
+     * times, or up to {@link #YIELD_NANOS} where the machine has a CPU to spare), then it sleeps on the
+     * word (until the kick is due, then in slices); {@code sleepInKernel} false (a virtual thread): parks
+     * instead. It does not spin: the accepting thread that answers was woken by this thread's TCP connect,
+     * often onto this thread's CPU, and measured 2026-11-27 (a scratch churn client, 3,000 connections one
+     * after another against a server accepting on one thread), spinning up to 50 us where the machine had
+     * a CPU to spare made the connect slower (87-108 us against 75-79 us). While it sleeps it looks at
+     * {@code open} every {@link #LOOK_EVERY_NANOS}: false (the kept channel ended: the listener closed, or
+     * its process died) withdraws at once instead of waiting out the deadline.
      */
     static int awaitAnswer(Segment s, long deadline, Runnable kick, long kickAfterNanos, boolean sleepInKernel,
                            java.util.function.BooleanSupplier open) {
