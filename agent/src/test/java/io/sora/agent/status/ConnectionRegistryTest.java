@@ -81,6 +81,25 @@ class ConnectionRegistryTest {
     }
 
     @Test
+    void closedConnectionsBeyondTheLimitGoOldestFirstOpenOnesStay() throws Exception {
+        Socket open = new Socket();
+        registry.add(open, 0, ConnectionRegistry.Side.SERVER, "a:0", "b:2", "shm", "r", null);
+        int n = ConnectionRegistry.MAX_CLOSED + 300;
+        for (int i = 1; i <= n; i++) {
+            Socket s = new Socket();
+            registry.add(s, i, ConnectionRegistry.Side.SERVER, "a:" + i, "b:2", "shm", "r", null);
+            registry.closed(s);
+        }
+        List<ConnectionInfo> rows = registry.snapshot();
+        assertEquals(ConnectionRegistry.MAX_CLOSED + 1, rows.size(), "the open one and the most recent closed ones");
+        assertEquals(0L, rows.get(0).getId(), "the open connection stays, however old");
+        assertEquals("open", rows.get(0).getState());
+        assertEquals(n - ConnectionRegistry.MAX_CLOSED + 1, rows.get(1).getId(), "the oldest closed ones went first");
+        assertEquals((long) n, rows.get(rows.size() - 1).getId());
+        open.close();
+    }
+
+    @Test
     void rowsComeOldestFirst() {
         for (int i = 1; i <= 3; i++) {
             registry.add(new Socket(), i, ConnectionRegistry.Side.CLIENT, "a:" + i, "b:2", "tcp", "r", null);
