@@ -142,8 +142,19 @@ public final class ConnectionRegistry {
         return entries.size();
     }
 
-    /** Drops closed entries older than {@link #KEEP_CLOSED_MILLIS}, and the oldest beyond {@link #MAX_CLOSED}. */
+    private final Object pruning = new Object();
+
+    /**
+     * Drops closed entries older than {@link #KEEP_CLOSED_MILLIS}, and the oldest registered beyond
+     * {@link #MAX_CLOSED}; one prune at a time (two at once would each drop the excess).
+     */
     private void prune(long now) {
+        synchronized (pruning) {
+            pruneLocked(now);
+        }
+    }
+
+    private void pruneLocked(long now) {
         int closed = 0;
         for (Entry e : entries) {
             e.refreshClosed(now);

@@ -206,7 +206,9 @@ final class ShmClient {
             // not announced before the connect: an accept may have decided it already, and only the doorbell
             // thread refuses it then; a listener of this process: this thread may be the one that accepts next
             boolean delayable = announcedBefore && !ShmServerBinding.inProcess(sock);
-            long kickAfter = delayable ? seg.kickDelay.next() : 0;
+            // at most half the pairing wait: a short wait (a rule's wait=1ms) must still kick before it runs out,
+            // or a server not in accept() would leave it on TCP where the doorbell thread would have paired it
+            long kickAfter = delayable ? Math.min(seg.kickDelay.next(), Math.max(0, (deadline - System.nanoTime()) / 2)) : 0;
             long asked = System.nanoTime();
             int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), kickAfter, platform, ch::isOpen);
             if (delayable && answer == NextPairing.PAIRED) {

@@ -10,6 +10,7 @@ import io.sora.trace.Hook;
 import io.sora.transport.Announcement;
 import io.sora.transport.FastConnection;
 import io.sora.transport.Futex;
+import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import java.io.IOException;
 import java.io.InputStream;
@@ -174,6 +175,34 @@ class ShmKeptChannelsTest {
             exchange(srv, client, 9_000, new Random(6));
             client.close();
             srv.close();
+        }
+    }
+
+    @Test
+    void aClientWhosePairingWaitIsShorterThanTheKickDelayStillKicksWithinIt() throws Exception {
+        // a kick delay far longer than the pairing wait (as a 2 ms delay is for a rule's wait=1ms)
+        KickDelay.testFirstWaitNanos = TimeUnit.SECONDS.toNanos(60);
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            b.asIfInAnotherProcess();
+            oneConnectionKept(fx);
+            long kicksBefore = b.kicks();
+
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            PairingOptions shortWait = new PairingOptions(32768, 4096, java.time.Duration.ofSeconds(2));
+            Announcement a = fx.transport.announce(bound, shortWait);
+            Socket[] t = fx.tcp();
+            // no accept: only a kick within the 2 s gets the key decided; waiting out the 60 s delay it never would
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), shortWait, new TestHooks(), a);
+            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+            assertEquals(kicksBefore + 1, b.kicks(), "kicked within the wait");
+            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
+            exchange(client, srv, 5_000, new Random(7));
+            client.close();
+            srv.close();
+        } finally {
+            KickDelay.testFirstWaitNanos = 0;
         }
     }
 
