@@ -37,13 +37,11 @@ public final class CpuPressure {
     private CpuPressure() {
     }
 
-    /** As {@link #crowded}, for waits outside this package (a pairing's). */
-    public static boolean crowdedNow(long nowNanos) {
-        return crowded(nowNanos);
-    }
-
-    /** True if, at the last reading (at most about a millisecond old), more threads were runnable than CPUs. */
-    static boolean crowded(long nowNanos) {
+    /**
+     * True if, at the last reading (at most about a millisecond old), more threads were runnable than CPUs.
+     * Public for waits outside this package (a pairing's, {@code NextPairing}).
+     */
+    public static boolean crowded(long nowNanos) {
         if (exercising) return (++exerciseTurn & 1) == 0;
         if (broken) return false;
         if (nowNanos - readAt < PERIOD_NANOS || !READING.compareAndSet(false, true)) return crowded;

@@ -150,22 +150,18 @@ public final class ConnectionRegistry {
      */
     private void prune(long now) {
         synchronized (pruning) {
-            pruneLocked(now);
-        }
-    }
-
-    private void pruneLocked(long now) {
-        int closed = 0;
-        for (Entry e : entries) {
-            e.refreshClosed(now);
-            if (e.closedAt != 0) closed++;
-        }
-        int excess = closed - MAX_CLOSED;
-        for (Iterator<Entry> it = entries.iterator(); it.hasNext(); ) {
-            Entry e = it.next();
-            if (e.closedAt != 0 && (excess > 0 || now - e.closedAt > KEEP_CLOSED_MILLIS)) {
-                it.remove();
-                excess--;
+            int closed = 0;
+            for (Entry e : entries) {
+                e.refreshClosed(now);
+                if (e.closedAt != 0) closed++;
+            }
+            int excess = closed - MAX_CLOSED;
+            for (Iterator<Entry> it = entries.iterator(); it.hasNext(); ) {
+                Entry e = it.next();
+                if (e.closedAt != 0 && (excess > 0 || now - e.closedAt > KEEP_CLOSED_MILLIS)) {
+                    it.remove();
+                    excess--;
+                }
             }
         }
     }

@@ -136,7 +136,7 @@ final class NextPairing {
         boolean kicked = kickAfterNanos <= 0;
         if (kicked) kick.run();
         int yields = 0;
-        long yieldFor = MANY_CPUS && sleepInKernel && !io.sora.transport.CpuPressure.crowdedNow(start) ? YIELD_NANOS : 0;
+        long yieldFor = MANY_CPUS && sleepInKernel && !io.sora.transport.CpuPressure.crowded(start) ? YIELD_NANOS : 0;
         for (;;) {
             int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
             int st = w & STATE;

@@ -208,8 +208,8 @@ final class ShmClient {
             boolean delayable = announcedBefore && !ShmServerBinding.inProcess(sock);
             // at most half the pairing wait: a short wait (a rule's wait=1ms) must still kick before it runs out,
             // or a server not in accept() would leave it on TCP where the doorbell thread would have paired it
-            long kickAfter = delayable ? Math.min(seg.kickDelay.next(), Math.max(0, (deadline - System.nanoTime()) / 2)) : 0;
             long asked = System.nanoTime();
+            long kickAfter = delayable ? Math.min(seg.kickDelay.next(), Math.max(0, (deadline - asked) / 2)) : 0;
             int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), kickAfter, platform, ch::isOpen);
             if (delayable && answer == NextPairing.PAIRED) {
                 seg.kickDelay.paired(NextPairing.pairedByAccept(seg), System.nanoTime() - asked);

@@ -157,6 +157,26 @@ class ShmKeptChannelsTest {
 
     @Test
     void aClientOfAnotherProcessWhoseAcceptIsNotUnderWayKicksOnceItsWaitForAnAcceptRanOut() throws Exception {
+        kickedOnceThenPaired(ShmFixture.WAIT);
+    }
+
+    @Test
+    void aClientWhosePairingWaitIsShorterThanTheKickDelayStillKicksWithinIt() throws Exception {
+        // a kick delay far longer than the pairing wait (as a 2 ms delay is for a rule's wait=1ms): waiting
+        // out the 60 s delay, the 2 s wait would run out with no kick, and the connection stay on TCP
+        KickDelay.testFirstWaitNanos = TimeUnit.SECONDS.toNanos(60);
+        try {
+            kickedOnceThenPaired(java.time.Duration.ofSeconds(2));
+        } finally {
+            KickDelay.testFirstWaitNanos = 0;
+        }
+    }
+
+    /**
+     * A client of another process, announced on a kept segment, pairing with {@code wait}, and no accept
+     * under way: only its kick gets the key decided, once, within the wait; then the accept claims it.
+     */
+    private void kickedOnceThenPaired(java.time.Duration wait) throws Exception {
         try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
             ShmServerBinding b = (ShmServerBinding) fx.binding;
             b.asIfInAnotherProcess();
@@ -164,45 +184,17 @@ class ShmKeptChannelsTest {
             long kicksBefore = b.kicks();
 
             InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
-            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            PairingOptions options = new PairingOptions(32768, 4096, wait);
+            Announcement a = fx.transport.announce(bound, options);
             Socket[] t = fx.tcp();
-            // no accept: only the kick, once the wait for an accept ran out, gets the key decided
-            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), options, new TestHooks(), a);
             FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
-            assertEquals(kicksBefore + 1, b.kicks(), "kicked once");
+            assertEquals(kicksBefore + 1, b.kicks(), "kicked once, within the wait");
             PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
             FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
             exchange(srv, client, 9_000, new Random(6));
             client.close();
             srv.close();
-        }
-    }
-
-    @Test
-    void aClientWhosePairingWaitIsShorterThanTheKickDelayStillKicksWithinIt() throws Exception {
-        // a kick delay far longer than the pairing wait (as a 2 ms delay is for a rule's wait=1ms)
-        KickDelay.testFirstWaitNanos = TimeUnit.SECONDS.toNanos(60);
-        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
-            ShmServerBinding b = (ShmServerBinding) fx.binding;
-            b.asIfInAnotherProcess();
-            oneConnectionKept(fx);
-            long kicksBefore = b.kicks();
-
-            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
-            PairingOptions shortWait = new PairingOptions(32768, 4096, java.time.Duration.ofSeconds(2));
-            Announcement a = fx.transport.announce(bound, shortWait);
-            Socket[] t = fx.tcp();
-            // no accept: only a kick within the 2 s gets the key decided; waiting out the 60 s delay it never would
-            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), shortWait, new TestHooks(), a);
-            FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
-            assertEquals(kicksBefore + 1, b.kicks(), "kicked within the wait");
-            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
-            FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s).connection();
-            exchange(client, srv, 5_000, new Random(7));
-            client.close();
-            srv.close();
-        } finally {
-            KickDelay.testFirstWaitNanos = 0;
         }
     }
 
