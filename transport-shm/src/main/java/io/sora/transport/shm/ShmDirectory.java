@@ -156,7 +156,17 @@ final class ShmDirectory {
      * namespace's server could not listen at all.
      */
     Path socketPath(int port) {
-        return path.resolve(socketName(port));
+        SocketPath last = lastSocket; // a client connects to the same port again and again
+        if (last != null && last.port == port) return last.path;
+        Path p = path.resolve(socketName(port));
+        lastSocket = new SocketPath(port, p);
+        return p;
+    }
+
+    /** The last {@link #socketPath}: a string built and a path resolved, interpreted, twice a connection. */
+    private volatile SocketPath lastSocket;
+
+    private record SocketPath(int port, Path path) {
     }
 
     /** The file name of {@link #socketPath}. */
