@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 
 /**
  * Futexes on 32-bit words of a direct (typically mapped, shared) buffer, through sora's own small
@@ -92,15 +91,15 @@ public final class Futex {
                 if (in == null) {
                     throw new IOException("class-path resource " + RESOURCE + " not found");
                 }
-                Path dir = Files.createTempDirectory("sora-native-");
-                Path file = dir.resolve("libsora.so");
-                Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+                Path file = newPrivateFile();
                 try {
+                    try (java.io.OutputStream out = Files.newOutputStream(file)) {
+                        in.transferTo(out);
+                    }
                     System.load(file.toAbsolutePath().toString());
                 } finally {
                     // loaded (or not): the mapping stays, the file is no longer needed
                     Files.deleteIfExists(file);
-                    Files.deleteIfExists(dir);
                 }
                 // exercise it once: a word that differs returns CHANGED without sleeping
                 ByteBuffer probe = ByteBuffer.allocateDirect(4);
@@ -111,6 +110,29 @@ public final class Futex {
                 return Availability.available();
             } catch (IOException | RuntimeException | LinkageError e) {
                 return Availability.unavailable(e);
+            }
+        }
+
+        /**
+         * A new file of this user's only ({@code rw-------}) in {@code java.io.tmpdir}, named by pid and
+         * clock: created exclusively (it fails on anything already there, a link included), so nobody
+         * else's file is ever loaded. Not {@code Files.createTempDirectory}: its random names initialise
+         * {@code SecureRandom}, 12-13 ms of the agent's start-up on this project's machine (async-profiler,
+         * 2026-11-27), which a server binding at once waits for. Each load gets its own file: a library
+         * file stays bound to the class loader that loaded it, and a re-attached agent has a new loader.
+         */
+        private static Path newPrivateFile() throws IOException {
+            Path tmp = Path.of(System.getProperty("java.io.tmpdir", "/tmp"));
+            long pid = ProcessHandle.current().pid();
+            java.nio.file.attribute.FileAttribute<?> ownerOnly = java.nio.file.attribute.PosixFilePermissions
+                    .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            for (int attempt = 0; ; attempt++) {
+                Path file = tmp.resolve("sora-native-" + pid + "-" + Long.toHexString(System.nanoTime()) + ".so");
+                try {
+                    return Files.createFile(file, ownerOnly);
+                } catch (java.nio.file.FileAlreadyExistsException e) {
+                    if (attempt == 16) throw e; // someone keeps taking the names: give up (no futex: pure Java waits)
+                }
             }
         }
     }
