@@ -166,7 +166,15 @@ final class ShmDirectory {
     /** The last {@link #socketPath}: a string built and a path resolved, interpreted, twice a connection. */
     private volatile SocketPath lastSocket;
 
-    private record SocketPath(int port, Path path) {
+    /** Not a record: a record's generated methods link ObjectMethods at first use (NoGeneratedRecordMethodsTest). */
+    private static final class SocketPath {
+        final int port;
+        final Path path;
+
+        SocketPath(int port, Path path) {
+            this.port = port;
+            this.path = path;
+        }
     }
 
     /** The file name of {@link #socketPath}. */
