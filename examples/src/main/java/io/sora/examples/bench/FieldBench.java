@@ -204,11 +204,27 @@ public final class FieldBench {
             cases.add(c);
             System.out.println("\n== sample-cold, " + describe(p) + ": SampleServer/SampleClient 127.0.0.1 PORT "
                     + SAMPLE_ITERATIONS + " " + SIZE + ", fresh JVMs, demo rules (no options)");
+            // the same pairs timed whole, as a user running the sample waits for them: its own row, so that
+            // the round trips' figure never stands alone
+            FieldCase whole = new FieldCase("sample-cold", "whole pair, launch to exit, " + p.label(), p.label(), false);
+            whole.params.putAll(c.params);
+            whole.params.put("measure", "the server launched until both JVMs exited (JVM and agent start-up, first"
+                    + " connection, round trips, exit)");
             for (int i = 1; i <= o.pairs; i++) {
                 c.tcp.add(sample(c, p, false, i));
+                whole.tcp.add(wholePair(c.tcp.get(c.tcp.size() - 1)));
                 c.shm.add(sample(c, p, true, i));
+                whole.shm.add(wholePair(c.shm.get(c.shm.size() - 1)));
             }
+            cases.add(whole);
         }
+    }
+
+    /** A sample pair's run as its whole-pair figure: launch to exit as the "median" of one value. */
+    private static FieldCase.Run wholePair(FieldCase.Run r) {
+        double ns = Double.parseDouble(r.values().getOrDefault("pair_ns", "NaN"));
+        return new FieldCase.Run(r.path(), r.pair(), ns, Double.NaN, 1e9 / ns, r.onPath(), r.actualPath(), r.values(),
+                r.seconds());
     }
 
     private void think(Map<String, Placement> all, List<FieldCase> cases) {
@@ -461,11 +477,16 @@ public final class FieldBench {
                     "shm accept " + LOOPBACK + " " + port + " " + LOOPBACK) : List.of();
             List<String> clientJvm = shm ? demoAgent(tag + "-client", clientTrace, "shm connect " + LOOPBACK + " " + port)
                     : List.of();
+            long launched = System.nanoTime();
             server = launch(tag + "-server", p.serverCpu(), serverJvm, "io.sora.examples.SampleServer", args, false);
             server.awaitLine("Server Ready>", deadline(READY_SECONDS));
             client = launch(tag + "-client", p.clientCpu(), clientJvm, "io.sora.examples.SampleClient", args, false);
             client.awaitExit(deadline(o.timeoutSeconds));
             server.awaitExit(deadline(SERVER_EXIT_SECONDS));
+            // what a user waits for: the server launched, ready, the client launched, both exited (start-up,
+            // the agent's, the first connection and the warm-up wait included); the sample's own figure is the
+            // round trips alone
+            long pairNanos = System.nanoTime() - launched;
             if (shm) {
                 server.checkStderrFree(AGENT_ERROR);
                 client.checkStderrFree(AGENT_ERROR);
@@ -482,6 +503,7 @@ public final class FieldBench {
             long usec = Long.parseLong(m.group(2));
             Map<String, String> values = new LinkedHashMap<>();
             values.put("usec", Long.toString(usec));
+            values.put("pair_ns", Long.toString(pairNanos));
             boolean onPath = true;
             String actual = "tcp";
             if (shm) {

@@ -93,7 +93,7 @@ final class FieldReport {
         List<String[]> t = new ArrayList<>();
         switch (row) {
             case "sample-cold" -> {
-                t.add(new String[] {"setting", "tcp µs / round trip", "shm µs / round trip", "ratio", "spread",
+                t.add(new String[] {"setting", "tcp (per round trip; whole pair: launch to exit)", "shm", "ratio", "spread",
                     "shm pairs that ran on shm (trace)"});
                 for (FieldCase c : of) {
                     FieldStats.Summary r = c.ratio();
@@ -324,6 +324,7 @@ final class FieldReport {
     }
 
     static String us(double ns) {
+        if (ns >= 100e6) return Report.fmt("%.0f ms", ns / 1e6); // whole processes (sample-cold, whole pair)
         return Double.isNaN(ns) ? "-" : Report.micros(ns) + " µs";
     }
 
