@@ -59,7 +59,7 @@ final class LogbackTracer implements Tracer {
         logger.setLevel(Level.INFO);
         logger.addAppender(appender);
         if (format == TraceConfig.Format.JSON_LINES) {
-            logger.info(JsonLines.header(ProcessHandle.current().pid(), clock.instant(),
+            logger.info(JsonLines.header(ThisProcess.pid(), clock.instant(),
                     System.getProperty("java.version", "unknown")));
         }
     }

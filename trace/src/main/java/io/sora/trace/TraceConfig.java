@@ -83,7 +83,7 @@ public final class TraceConfig {
         }
         Path path = null;
         if (file != null && !file.isBlank()) {
-            String expanded = file.strip().replace("%p", Long.toString(ProcessHandle.current().pid()));
+            String expanded = file.strip().replace("%p", Long.toString(ThisProcess.pid()));
             try {
                 path = Path.of(expanded);
             } catch (RuntimeException e) {

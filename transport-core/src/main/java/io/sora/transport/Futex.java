@@ -123,7 +123,7 @@ public final class Futex {
          */
         private static Path newPrivateFile() throws IOException {
             Path tmp = Path.of(System.getProperty("java.io.tmpdir", "/tmp"));
-            long pid = ProcessHandle.current().pid();
+            long pid = io.sora.trace.ThisProcess.pid();
             java.nio.file.attribute.FileAttribute<?> ownerOnly = java.nio.file.attribute.PosixFilePermissions
                     .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
             for (int attempt = 0; ; attempt++) {

@@ -229,7 +229,7 @@ final class ShmDirectory {
 
     /** {@code <pid>.<pid namespace>} ({@code <pid>} where the namespace is unknown): who made a segment file. */
     private static String owner() {
-        long pid = ProcessHandle.current().pid();
+        long pid = io.sora.trace.ThisProcess.pid();
         return PIDNS.isEmpty() ? Long.toString(pid) : pid + "." + PIDNS;
     }
 
