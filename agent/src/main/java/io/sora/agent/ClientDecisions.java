@@ -64,10 +64,12 @@ final class ClientDecisions {
         // without the file descriptors a paired connection needs: no announcement, and decide() records
         // the connection on TCP with the reason
         if (DescriptorBudget.PROCESS.refusal() != null) return;
-        // A JVM's first pairing runs beside the start-up warm-up, which it tells to skip its own
-        // throw-away pairing (this one loads and links the same code), and waits for the warm-up once
-        // paired, before the application's first bytes (decide), as the server does
+        // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
+        // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
+        // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
+        // yet, so it waits for nothing meanwhile.
         PathWarmup.applicationPairing();
+        PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
         Announcement a = transport.announce(remote, RuleTerms.options(rule));
         if (a != null) {
@@ -132,17 +134,8 @@ final class ClientDecisions {
         PairingOptions ruled = RuleTerms.options(rule);
         PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
                 RuleTerms.capped(ruled.fallbackWait(), maxWait));
-        PairingResult result = recorder.pair(Side.CLIENT, key, rule, () -> {
-            PairingResult r = transport.connect(key, options, PairedSocket.hooks(socket), announced);
-            // the application's first bytes should not meet a cold data path (PathWarmup). Waited for
-            // here, after the pairing, no longer before the announcement: the first pairing (a fresh
-            // rendezvous, 30-50 ms cold) then runs while the warm-up compiles the data path, instead of
-            // after it. Measured 2026-11-27, the JSOR sample pair from cold JVMs (FieldBench sample-cold,
-            // 4 pairs each, alternated builds): launch to exit 807 against 887 ms unpinned, 1,397
-            // against 1,532 ms with both JVMs on one CPU, every pair on shm; the round trips no slower
-            if (r instanceof PairingResult.Paired) PathWarmup.awaitDataPath();
-            return r;
-        });
+        PairingResult result = recorder.pair(Side.CLIENT, key, rule,
+                () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
         recorder.record(socket, Side.CLIENT, key, rule, result);
     }
 

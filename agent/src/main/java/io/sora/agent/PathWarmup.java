@@ -31,16 +31,14 @@ import java.time.Duration;
  *       the echo on a second thread so the waiting code is run and profiled too;</li>
  *   <li>one throw-away pairing over loopback: class loading, linking and first-time initialisation of
  *       selectors, secure random, mapped buffers (cold, 80 to 100 ms here, about the whole default
- *       pairing wait); skipped when the application pairs already (a client's first connect begins the
- *       warm-up and pairs beside it: its own pairing does that work);</li>
+ *       pairing wait);</li>
  *   <li>in a JVM of channels, the compilations all this queued: it returns once the JIT compiler
  *       threads have been idle for a few polls ({@link CompilerActivity}).</li>
  * </ol>
  *
  * <p>A JVM's first pairing waits for all this (at most 300 ms by default, 1,000 ms with one CPU,
- * {@code -Dsora.warmup.wait=MS}; 0: never) once paired, before the application's first bytes: the
- * client and the server alike (until 2026-11-27 the client waited before it announced itself, and paired
- * only after the warm-up: the JSOR sample pair from cold took 80-135 ms longer, launch to exit). Measured on this project's 2-CPU machine, cold JVMs, the JSOR sample (1,000 round trips
+ * {@code -Dsora.warmup.wait=MS}; 0: never): the client before it announces itself, the server after
+ * pairing. Measured on this project's 2-CPU machine, cold JVMs, the JSOR sample (1,000 round trips
  * of 4 KiB): with the data path compiled while the application's first round trips ran, shm was
  * slower than TCP (0.65x unpinned, 0.35x with both JVMs on one CPU); waiting for the warm-up and its
  * compilations, faster (docs/benchmarks/field.md). The price is the first connection's set-up, by
@@ -254,8 +252,7 @@ final class PathWarmup {
             shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), channelJvm);
             long t1 = System.nanoTime();
             shm.removeLeftovers();
-            // not when the application pairs already: its pairing loads and initialises the same code
-            if (!applicationPairing) pairOnce(shm);
+            pairOnce(shm);
             long tc = System.nanoTime();
             Channels ch = channels;
             String channelWarmup = channelsInUse && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
