@@ -91,15 +91,15 @@ public final class Futex {
                 if (in == null) {
                     throw new IOException("class-path resource " + RESOURCE + " not found");
                 }
-                Path file = newPrivateFile();
+                Path dir = newPrivateDirectory();
+                Path file = dir.resolve("libsora.so");
                 try {
-                    try (java.io.OutputStream out = Files.newOutputStream(file)) {
-                        in.transferTo(out);
-                    }
+                    Files.copy(in, file);
                     System.load(file.toAbsolutePath().toString());
                 } finally {
                     // loaded (or not): the mapping stays, the file is no longer needed
                     Files.deleteIfExists(file);
+                    Files.deleteIfExists(dir);
                 }
                 // exercise it once: a word that differs returns CHANGED without sleeping
                 ByteBuffer probe = ByteBuffer.allocateDirect(4);
@@ -114,22 +114,24 @@ public final class Futex {
         }
 
         /**
-         * A new file of this user's only ({@code rw-------}) in {@code java.io.tmpdir}, named by pid and
-         * clock: created exclusively (it fails on anything already there, a link included), so nobody
-         * else's file is ever loaded. Not {@code Files.createTempDirectory}: its random names initialise
-         * {@code SecureRandom}, 12-13 ms of the agent's start-up on this project's machine (async-profiler,
-         * 2026-11-27), which a server binding at once waits for. Each load gets its own file: a library
-         * file stays bound to the class loader that loaded it, and a re-attached agent has a new loader.
+         * A new directory of this user's only ({@code rwx------}) in {@code java.io.tmpdir}, named by pid
+         * and clock: created exclusively (it fails on anything already there, a link included), and
+         * nobody else can put, rename or replace a file in it, so the library loaded from it is the one
+         * written into it, whatever the temporary directory's own permissions. Not
+         * {@code Files.createTempDirectory}: its random names initialise {@code SecureRandom}, 12-13 ms
+         * of the agent's start-up on this project's machine (async-profiler, 2026-11-27), which a
+         * server binding at once waits for. Each load gets its own file: a library file stays bound to
+         * the class loader that loaded it, and a re-attached agent has a new loader.
          */
-        private static Path newPrivateFile() throws IOException {
+        private static Path newPrivateDirectory() throws IOException {
             Path tmp = Path.of(System.getProperty("java.io.tmpdir", "/tmp"));
             long pid = io.sora.trace.ThisProcess.pid();
             java.nio.file.attribute.FileAttribute<?> ownerOnly = java.nio.file.attribute.PosixFilePermissions
-                    .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                    .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
             for (int attempt = 0; ; attempt++) {
-                Path file = tmp.resolve("sora-native-" + pid + "-" + Long.toHexString(System.nanoTime()) + ".so");
+                Path dir = tmp.resolve("sora-native-" + pid + "-" + Long.toHexString(System.nanoTime()));
                 try {
-                    return Files.createFile(file, ownerOnly);
+                    return Files.createDirectory(dir, ownerOnly);
                 } catch (java.nio.file.FileAlreadyExistsException e) {
                     if (attempt == 16) throw e; // someone keeps taking the names: give up (no futex: pure Java waits)
                 }
