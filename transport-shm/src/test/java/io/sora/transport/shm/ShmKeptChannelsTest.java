@@ -2,6 +2,7 @@ package io.sora.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -85,7 +86,9 @@ class ShmKeptChannelsTest {
             CompletableFuture<PairingResult> server = CompletableFuture.supplyAsync(
                     () -> b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks()));
             await(() -> b.waitingAccepts() == 1 || server.isDone(), "the accept waiting for the announced client");
-            assertEquals(1, b.waitingAccepts(), () -> "the accept should wait, got " + server.getNow(null));
+            // not the count again: the accept waits in slices and reads the channels between them, when
+            // the count is 0 for a moment (it failed about 1 run in 8 so); an accept that decided is done
+            assertFalse(server.isDone(), () -> "the accept should wait, got " + server.getNow(null));
             PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
             FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
             FastConnection srv = assertInstanceOf(PairingResult.Paired.class, server.get(10, TimeUnit.SECONDS)).connection();
