@@ -394,8 +394,28 @@ public final class AppBench {
                         range(m), median(t), range(t)));
             }
         }
+        StringBuilder targets = new StringBuilder();
+        for (String[] t : TARGETS) {
+            if (!o.apps.contains(t[1]) || !o.placements.contains("unpinned")) continue;
+            double figure = median(ratios(t[1], "unpinned", "median_us"));
+            double bound = Double.parseDouble(t[3]);
+            targets.append(String.format(Locale.ROOT, "| #%s | %s | %.2fx | %s |%n", t[0], t[2], figure,
+                    Double.isNaN(figure) ? "not measured" : figure >= bound ? "met"
+                            : String.format(Locale.ROOT, "missed by %.2fx", bound / figure)));
+        }
+        if (targets.length() > 0) {
+            sb.append("\n## Targets\n\nThe open issues' targets these runs measure, per query (the median of the pair-by-pair")
+                    .append(" ratios above): `met`, or `missed by` the factor between target and figure.\n\n")
+                    .append("| issue | target | this run | verdict |\n| --- | --- | ---: | --- |\n").append(targets);
+        }
         return sb.toString();
     }
+
+    /** Issue, app, target, lowest ratio tcp/shm per query that meets it. */
+    private static final String[][] TARGETS = {
+        {"10", "h2", "H2 point queries, unpinned: >= 1.5x faster than TCP", "1.5"},
+        {"11", "http", "HTTP over the JDK's server and client, unpinned: not slower than TCP", "1.0"},
+    };
 
     private String runTable() {
         StringBuilder sb = new StringBuilder("\n## Every run\n\n");
