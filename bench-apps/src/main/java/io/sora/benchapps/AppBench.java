@@ -395,13 +395,12 @@ public final class AppBench {
             }
         }
         StringBuilder targets = new StringBuilder();
-        for (String[] t : TARGETS) {
-            if (!o.apps.contains(t[1]) || !o.placements.contains("unpinned")) continue;
-            double figure = median(ratios(t[1], "unpinned", "median_us"));
-            double bound = Double.parseDouble(t[3]);
-            targets.append(String.format(Locale.ROOT, "| #%s | %s | %.2fx | %s |%n", t[0], t[2], figure,
-                    Double.isNaN(figure) ? "not measured" : figure >= bound ? "met"
-                            : String.format(Locale.ROOT, "missed by %.2fx", bound / figure)));
+        for (Target t : TARGETS) {
+            if (!o.apps.contains(t.app()) || !o.placements.contains("unpinned")) continue;
+            double figure = median(ratios(t.app(), "unpinned", "median_us"));
+            targets.append(String.format(Locale.ROOT, "| #%s | %s | %.2fx | %s |%n", t.issue(), t.what(), figure,
+                    Double.isNaN(figure) ? "not measured" : figure >= t.bound() ? "met"
+                            : String.format(Locale.ROOT, "missed by %.2fx", t.bound() / figure)));
         }
         if (targets.length() > 0) {
             sb.append("\n## Targets\n\nThe open issues' targets these runs measure, per query (the median of the pair-by-pair")
@@ -411,11 +410,13 @@ public final class AppBench {
         return sb.toString();
     }
 
-    /** Issue, app, target, lowest ratio tcp/shm per query that meets it. */
-    private static final String[][] TARGETS = {
-        {"10", "h2", "H2 point queries, unpinned: >= 1.5x faster than TCP", "1.5"},
-        {"11", "http", "HTTP over the JDK's server and client, unpinned: not slower than TCP", "1.0"},
-    };
+    /** An open issue's target on an app: {@code bound} is the lowest ratio tcp/shm per query that meets it. */
+    private record Target(String issue, String app, String what, double bound) {
+    }
+
+    private static final List<Target> TARGETS = List.of(
+            new Target("10", "h2", "H2 point queries, unpinned: >= 1.5x faster than TCP", 1.5),
+            new Target("11", "http", "HTTP over the JDK's server and client, unpinned: not slower than TCP", 1.0));
 
     private String runTable() {
         StringBuilder sb = new StringBuilder("\n## Every run\n\n");
