@@ -268,7 +268,7 @@ final class PathWarmup {
             boolean quiet = !channelJvm || CompilerActivity.awaitQuiet(t0 + DATA_PATH_WAIT_MILLIS * 1_000_000L, QUIET_POLLS, QUIET_POLL_MILLIS);
             if (StartupTimer.ON) {
                 System.err.println("[sora] start-up, background warm-up: data path " + StartupTimer.millis(t1 - t0)
-                        + " ms, pairing " + StartupTimer.millis(tc - t1) + " ms, channels " + StartupTimer.millis(t2 - tc)
+                        + " ms (words through " + (io.sora.transport.MemoryAccess.FAST ? "Unsafe" : "VarHandles") + "), pairing " + StartupTimer.millis(tc - t1) + " ms, channels " + StartupTimer.millis(t2 - tc)
                         + " ms (" + channelWarmup + "), waiting for the JIT compiler "
                         + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (!channelJvm ? "not waited for in a JVM of streams"
                         : quiet ? "it went quiet" : "still busy") + ")");

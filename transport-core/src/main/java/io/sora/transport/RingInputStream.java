@@ -49,6 +49,8 @@ public final class RingInputStream extends InputStream {
             throw new ExceptionInInitializerError(e);
         }
     }
+    private static final long CONSUMED_OFFSET = MemoryAccess.fieldOffset(RingInputStream.class, "consumed");
+    private static final long DELIVERED_OFFSET = MemoryAccess.fieldOffset(RingInputStream.class, "delivered");
 
     private final RingMedium medium;
     private final SocketHooks hooks;
@@ -297,8 +299,8 @@ public final class RingInputStream extends InputStream {
             if (first < n) medium.readRing(0, bb, off + first, n - first);
         }
         long next = c + n;
-        CONSUMED.setRelease(this, next);
-        DELIVERED.setRelease(this, delivered + n);
+        releaseConsumed(next);
+        releaseDelivered(delivered + n);
         // Credits go back in batches (a quarter of the ring) while the reader is behind, at once when
         // this read emptied the ring (a writer can only be short of them if the ring is not empty or
         // they were just freed), and before any wait (see read): each publish writes a line the
@@ -317,7 +319,7 @@ public final class RingInputStream extends InputStream {
     public int available() throws IOException {
         if (closed) throw new SocketException("Socket closed");
         if (inputShutdown) return 0;
-        long avail = medium.producedByPeer() - (long) CONSUMED.getAcquire(this);
+        long avail = medium.producedByPeer() - acquireConsumed();
         return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
     }
 
@@ -326,7 +328,7 @@ public final class RingInputStream extends InputStream {
      * Any thread; exact for the reader thread, a snapshot for others.
      */
     public boolean readable() {
-        return closed || inputShutdown || medium.producedByPeer() != (long) CONSUMED.getAcquire(this)
+        return closed || inputShutdown || medium.producedByPeer() != acquireConsumed()
                 || (medium.peerFlags() & EOF_FLAGS) != 0;
     }
 
@@ -338,7 +340,7 @@ public final class RingInputStream extends InputStream {
 
     /** Bytes returned to the application so far. */
     public long bytesReceived() {
-        return (long) DELIVERED.getAcquire(this);
+        return acquireDelivered();
     }
 
     /**
@@ -355,7 +357,7 @@ public final class RingInputStream extends InputStream {
         try {
             if (closed) return;
             long p = medium.producedByPeer();
-            CONSUMED.setRelease(this, p);
+            releaseConsumed(p);
             publishCredits(p);
         } finally {
             unlock();
@@ -392,5 +394,27 @@ public final class RingInputStream extends InputStream {
         medium.wakeLocalReader();
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
+    }
+
+    /** A release store of {@code consumed} (through {@link MemoryAccess} where it is fast from a cold JVM). */
+    private void releaseConsumed(long value) {
+        if (MemoryAccess.FAST) MemoryAccess.putLongRelease(this, CONSUMED_OFFSET, value);
+        else CONSUMED.setRelease(this, value);
+    }
+
+    /** An acquire load of {@code consumed}. */
+    private long acquireConsumed() {
+        return MemoryAccess.FAST ? MemoryAccess.getLongAcquire(this, CONSUMED_OFFSET) : (long) CONSUMED.getAcquire(this);
+    }
+
+    /** A release store of {@code delivered} (through {@link MemoryAccess} where it is fast from a cold JVM). */
+    private void releaseDelivered(long value) {
+        if (MemoryAccess.FAST) MemoryAccess.putLongRelease(this, DELIVERED_OFFSET, value);
+        else DELIVERED.setRelease(this, value);
+    }
+
+    /** An acquire load of {@code delivered}. */
+    private long acquireDelivered() {
+        return MemoryAccess.FAST ? MemoryAccess.getLongAcquire(this, DELIVERED_OFFSET) : (long) DELIVERED.getAcquire(this);
     }
 }

@@ -44,6 +44,8 @@ public final class RingOutputStream extends OutputStream {
             throw new ExceptionInInitializerError(e);
         }
     }
+    private static final long SENT_OFFSET = MemoryAccess.fieldOffset(RingOutputStream.class, "sent");
+    private static final long PRODUCED_OFFSET = MemoryAccess.fieldOffset(RingOutputStream.class, "produced");
 
     private final RingMedium medium;
     private final SocketHooks hooks;
@@ -131,7 +133,7 @@ public final class RingOutputStream extends OutputStream {
                 if ((peer & (RingMedium.CLOSED | RingMedium.DEAD)) != 0) throw peerGone(peer);
                 if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
                     // The peer discards everything it receives: accept the bytes and drop them.
-                    SENT.setRelease(this, sent + len);
+                    releaseSent(sent + len);
                     return written + len;
                 }
                 // Agrona's headCache: the peer's consumer cursor is re-read only when the cached one
@@ -190,9 +192,9 @@ public final class RingOutputStream extends OutputStream {
             medium.writeRing(pos, bb, off, first);
             if (first < n) medium.writeRing(0, bb, off + first, n - first);
         }
-        PRODUCED.setRelease(this, p + n);
+        releaseProduced(p + n);
         medium.publishProduced(p + n);
-        SENT.setRelease(this, sent + n);
+        releaseSent(sent + n);
     }
 
     /**
@@ -202,7 +204,7 @@ public final class RingOutputStream extends OutputStream {
      */
     public boolean writable() {
         return closed || outputShutdown || (medium.peerFlags() & STOP_FLAGS) != 0
-                || (long) PRODUCED.getAcquire(this) - medium.consumedByPeer() < capacity;
+                || acquireProduced() - medium.consumedByPeer() < capacity;
     }
 
     private void ensureWritable() throws SocketException {
@@ -250,7 +252,7 @@ public final class RingOutputStream extends OutputStream {
 
     /** Bytes accepted from the application so far. */
     public long bytesSent() {
-        return (long) SENT.getAcquire(this);
+        return acquireSent();
     }
 
     /**
@@ -299,5 +301,27 @@ public final class RingOutputStream extends OutputStream {
         medium.wakeLocalWriter();
         Thread t = waiter;
         if (t != null) LockSupport.unpark(t);
+    }
+
+    /** A release store of {@code sent} (through {@link MemoryAccess} where it is fast from a cold JVM). */
+    private void releaseSent(long value) {
+        if (MemoryAccess.FAST) MemoryAccess.putLongRelease(this, SENT_OFFSET, value);
+        else SENT.setRelease(this, value);
+    }
+
+    /** An acquire load of {@code sent}. */
+    private long acquireSent() {
+        return MemoryAccess.FAST ? MemoryAccess.getLongAcquire(this, SENT_OFFSET) : (long) SENT.getAcquire(this);
+    }
+
+    /** A release store of {@code produced} (through {@link MemoryAccess} where it is fast from a cold JVM). */
+    private void releaseProduced(long value) {
+        if (MemoryAccess.FAST) MemoryAccess.putLongRelease(this, PRODUCED_OFFSET, value);
+        else PRODUCED.setRelease(this, value);
+    }
+
+    /** An acquire load of {@code produced}. */
+    private long acquireProduced() {
+        return MemoryAccess.FAST ? MemoryAccess.getLongAcquire(this, PRODUCED_OFFSET) : (long) PRODUCED.getAcquire(this);
     }
 }

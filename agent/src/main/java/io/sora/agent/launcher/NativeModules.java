@@ -57,10 +57,13 @@ final class NativeModules {
     /**
      * Without the layer (JDK 17-21): DiSNI, on the agent's class path, reads
      * {@code sun.nio.ch.DirectBuffer.address()}; the export goes to the agent loader's unnamed module,
-     * which the channel patch opens that package to anyway, and which the application cannot reach.
+     * which the channel patch opens that package to anyway, and which the application cannot reach. So
+     * does {@code jdk.internal.misc}: the transport core's ring and segment words go through its
+     * {@code Unsafe}, far cheaper than VarHandles before the JIT compiled them ({@code MemoryAccess}).
      */
     static void grantWithoutLayer(Instrumentation inst, ClassLoader agent) {
-        inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.of(agent.getUnnamedModule())),
+        Set<Module> own = Set.of(agent.getUnnamedModule());
+        inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", own, "jdk.internal.misc", own),
                 Map.of(), Set.of(), Map.of());
     }
 
@@ -147,8 +150,10 @@ final class NativeModules {
         Module core = modules.get("sora.transport.core");
         if (core != null) readers.add(core);
         if (!readers.isEmpty()) {
-            inst.redefineModule(Object.class.getModule(), Set.of(), Map.of("sun.nio.ch", Set.copyOf(readers)), Map.of(),
-                    Set.of(), Map.of());
+            // and jdk.internal.misc to the transport core alone: its ring and segment words (MemoryAccess)
+            Map<String, Set<Module>> exports = core == null ? Map.of("sun.nio.ch", Set.copyOf(readers))
+                    : Map.of("sun.nio.ch", Set.copyOf(readers), "jdk.internal.misc", Set.of(core));
+            inst.redefineModule(Object.class.getModule(), Set.of(), exports, Map.of(), Set.of(), Map.of());
         }
         if (Runtime.version().feature() < 22) {
             return null;

@@ -61,7 +61,7 @@ final class KeptChannels {
                 for (java.util.Iterator<Kept> it = q.iterator(); it.hasNext(); ) {
                     Kept k = it.next();
                     int both = Segment.KEPT_CLIENT | Segment.KEPT_SERVER;
-                    if (((int) Segment.INTS.getAcquire(k.segment().buffer, Segment.OFF_KEPT) & both) != both) continue;
+                    if ((k.segment().words.getIntAcquire(Segment.OFF_KEPT) & both) != both) continue;
                     it.remove();
                     found = k;
                     break;

@@ -1,9 +1,8 @@
 package io.sora.transport.shm;
 
-import static io.sora.transport.shm.Segment.INTS;
-import static io.sora.transport.shm.Segment.LONGS;
 
 import io.sora.transport.ConnectionKey;
+import io.sora.transport.DirectWords;
 import io.sora.transport.Futex;
 import io.sora.transport.WireAddresses;
 import java.net.ProtocolException;
@@ -80,7 +79,7 @@ final class NextPairing {
     }
 
     static int state(Segment s) {
-        return (int) INTS.getAcquire(s.buffer, Segment.OFF_NEXT) & STATE;
+        return s.words.getIntAcquire(Segment.OFF_NEXT) & STATE;
     }
 
     // ---------------------------------------------------------------- client
@@ -88,7 +87,7 @@ final class NextPairing {
     /** Before the TCP connect: the segment made ready for the next connection, and announced. */
     static void announce(Segment s) {
         s.resetConnectionFields();
-        INTS.setRelease(s.buffer, Segment.OFF_NEXT, ANNOUNCED);
+        s.words.setIntRelease(Segment.OFF_NEXT, ANNOUNCED);
     }
 
     /**
@@ -106,13 +105,13 @@ final class NextPairing {
         } catch (BufferOverflowException e) {
             return false;
         }
-        INTS.set(b, OFF_RING, receiveRing);
+        s.words.setInt(OFF_RING, receiveRing);
         int to = announced ? KEYED : KEYED_LATE;
         if (!announced) {
-            INTS.setRelease(b, Segment.OFF_NEXT, to);
+            s.words.setIntRelease(Segment.OFF_NEXT, to);
             return true;
         }
-        return move(b, ANNOUNCED, ANNOUNCED, to, SERVER_WAITS) == ANNOUNCED;
+        return move(s.words, ANNOUNCED, ANNOUNCED, to, SERVER_WAITS) == ANNOUNCED;
     }
 
     /**
@@ -131,14 +130,14 @@ final class NextPairing {
      */
     static int awaitAnswer(Segment s, long deadline, Runnable kick, long kickAfterNanos, boolean sleepInKernel,
                            java.util.function.BooleanSupplier open) {
-        ByteBuffer b = s.buffer;
+        DirectWords b = s.words;
         long start = System.nanoTime();
         boolean kicked = kickAfterNanos <= 0;
         if (kicked) kick.run();
         int yields = 0;
         long yieldFor = MANY_CPUS && sleepInKernel && !io.sora.transport.CpuPressure.crowded(start) ? YIELD_NANOS : 0;
         for (;;) {
-            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            int w = b.getIntAcquire(Segment.OFF_NEXT);
             int st = w & STATE;
             if (st != KEYED && st != KEYED_LATE) return st;
             long now = System.nanoTime();
@@ -164,7 +163,7 @@ final class NextPairing {
     static final long LOOK_EVERY_NANOS = 10_000_000L;
 
     static long serverId(Segment s) {
-        return (long) LONGS.getAcquire(s.buffer, OFF_SERVER_ID);
+        return s.words.getLongAcquire(OFF_SERVER_ID);
     }
 
     // ---------------------------------------------------------------- server
@@ -175,7 +174,7 @@ final class NextPairing {
         k.position(OFF_KEY).limit(OFF_KEY + KEY_SIZE);
         try {
             ConnectionKey key = new ConnectionKey(WireAddresses.get(k), WireAddresses.get(k));
-            return new Wire.Hello(key, (int) INTS.get(s.buffer, OFF_RING));
+            return new Wire.Hello(key, s.words.getInt(OFF_RING));
         } catch (BufferUnderflowException e) {
             throw new ProtocolException("truncated key in the kept segment");
         }
@@ -187,14 +186,14 @@ final class NextPairing {
      * ({@link #pairedByAccept}).
      */
     static boolean pair(Segment s, long serverId, boolean byAccept) {
-        LONGS.setRelease(s.buffer, OFF_SERVER_ID, serverId);
-        int was = move(s.buffer, KEYED, KEYED_LATE, byAccept ? PAIRED | BY_ACCEPT : PAIRED, CLIENT_WAITS);
+        s.words.setLongRelease(OFF_SERVER_ID, serverId);
+        int was = move(s.words, KEYED, KEYED_LATE, byAccept ? PAIRED | BY_ACCEPT : PAIRED, CLIENT_WAITS);
         return was == KEYED || was == KEYED_LATE;
     }
 
     /** After PAIRED: whether an accepting thread paired (see {@link #pair}). */
     static boolean pairedByAccept(Segment s) {
-        return ((int) INTS.getAcquire(s.buffer, Segment.OFF_NEXT) & BY_ACCEPT) != 0;
+        return (s.words.getIntAcquire(Segment.OFF_NEXT) & BY_ACCEPT) != 0;
     }
 
     /**
@@ -208,7 +207,7 @@ final class NextPairing {
         int n = Math.min(raw.length, REASON_MAX);
         s.buffer.put(OFF_REASON + 2, raw, 0, n);
         s.buffer.putShort(OFF_REASON, (short) n);
-        move(s.buffer, KEYED, KEYED_LATE, REFUSED, CLIENT_WAITS); // a release: the reason before the state
+        move(s.words, KEYED, KEYED_LATE, REFUSED, CLIENT_WAITS); // a release: the reason before the state
     }
 
     /** Why the server refused (read after the state said REFUSED); null if it gave no reason. */
@@ -222,7 +221,7 @@ final class NextPairing {
 
     /** The client's connect failed after it announced: the announcement is withdrawn (a waiting accept wakes). */
     static void withdraw(Segment s) {
-        move(s.buffer, ANNOUNCED, KEYED, WITHDRAWN, SERVER_WAITS);
+        move(s.words, ANNOUNCED, KEYED, WITHDRAWN, SERVER_WAITS);
     }
 
     /**
@@ -230,10 +229,10 @@ final class NextPairing {
      * write its key. Returns at once if it did (or left).
      */
     static void awaitKeyed(Segment s, long nanos) {
-        ByteBuffer b = s.buffer;
+        DirectWords b = s.words;
         long deadline = System.nanoTime() + nanos;
         for (int turn = 0; ; turn++) {
-            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            int w = b.getIntAcquire(Segment.OFF_NEXT);
             if ((w & STATE) != ANNOUNCED) return;
             long left = deadline - System.nanoTime();
             if (left <= 0) return;
@@ -252,25 +251,25 @@ final class NextPairing {
      * cleared), waking the word's sleepers if one of {@code wakeBits} was set. Returns the state found
      * (the move happened if it is one of the two).
      */
-    private static int move(ByteBuffer b, int from1, int from2, int to, int wakeBits) {
+    private static int move(DirectWords b, int from1, int from2, int to, int wakeBits) {
         for (;;) {
-            int w = (int) INTS.getAcquire(b, Segment.OFF_NEXT);
+            int w = b.getIntAcquire(Segment.OFF_NEXT);
             int st = w & STATE;
             if (st != from1 && st != from2) return st;
-            if ((int) INTS.compareAndExchange(b, Segment.OFF_NEXT, w, to) != w) continue;
-            if ((w & wakeBits) != 0) Futex.wake(b, Segment.OFF_NEXT, Integer.MAX_VALUE);
+            if (b.compareAndExchangeInt(Segment.OFF_NEXT, w, to) != w) continue;
+            if ((w & wakeBits) != 0) Futex.wake(b.buffer(), Segment.OFF_NEXT, Integer.MAX_VALUE);
             return st;
         }
     }
 
     /** Sets {@code bit} in the word last read as {@code w} and sleeps while it stays so (at most {@code nanos}). */
-    private static void sleep(ByteBuffer b, int w, int bit, long nanos, boolean inKernel) {
+    private static void sleep(DirectWords b, int w, int bit, long nanos, boolean inKernel) {
         if (!inKernel) {
             java.util.concurrent.locks.LockSupport.parkNanos(Math.min(nanos, 20_000L));
             return;
         }
         int waiting = w | bit;
-        if (waiting != w && (int) INTS.compareAndExchange(b, Segment.OFF_NEXT, w, waiting) != w) return; // moved: look again
-        Futex.await(b, Segment.OFF_NEXT, waiting, nanos);
+        if (waiting != w && b.compareAndExchangeInt(Segment.OFF_NEXT, w, waiting) != w) return; // moved: look again
+        Futex.await(b.buffer(), Segment.OFF_NEXT, waiting, nanos);
     }
 }

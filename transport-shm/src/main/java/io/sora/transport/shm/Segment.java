@@ -1,8 +1,8 @@
 package io.sora.transport.shm;
 
+import io.sora.transport.DirectWords;
 import io.sora.transport.NativeFiles;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -123,19 +123,20 @@ final class Segment {
     static final int SLEEP_FUTEX = 1;
     static final int SLEEP_BELL = 2;
 
-    static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
-    static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
 
     final Path path;
     final ByteBuffer buffer;
+    /** The words of {@link #buffer}: its cursors, flags and pairing words. */
+    final DirectWords words;
     /** A client's: when its next connection on this kept segment kicks the server's doorbell thread. */
     final KickDelay kickDelay = new KickDelay();
     final int ringC2S;
     final int ringS2C;
 
-    private Segment(Path path, ByteBuffer buffer, int ringC2S, int ringS2C) {
+    private Segment(Path path, DirectWords words, int ringC2S, int ringS2C) {
         this.path = path;
-        this.buffer = buffer;
+        this.words = words;
+        this.buffer = words.buffer();
         this.ringC2S = ringC2S;
         this.ringS2C = ringS2C;
     }
@@ -193,8 +194,9 @@ final class Segment {
         buf.putInt(OFF_RING_C2S, ringC2S);
         buf.putInt(OFF_RING_S2C, ringS2C);
         buf.put(OFF_SECRET, secret, 0, SECRET_SIZE);
-        LONGS.setRelease(buf, OFF_MAGIC, MAGIC);
-        return new Segment(path, buf, ringC2S, ringS2C);
+        DirectWords words = new DirectWords(buf);
+        words.setLongRelease(OFF_MAGIC, MAGIC);
+        return new Segment(path, words, ringC2S, ringS2C);
     }
 
     /** Where the native library is not loaded: the JDK's file channel, the pages reserved by writing zeros. */
@@ -260,7 +262,7 @@ final class Segment {
         } else {
             java.nio.file.Files.move(path, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         }
-        return new Segment(to, buffer, ringC2S, ringS2C);
+        return new Segment(to, words, ringC2S, ringS2C);
     }
 
     /**
@@ -296,7 +298,8 @@ final class Segment {
             }
         }
         buf.order(ByteOrder.nativeOrder());
-        long magic = (long) LONGS.getAcquire(buf, OFF_MAGIC);
+        DirectWords words = new DirectWords(buf);
+        long magic = words.getLongAcquire(OFF_MAGIC);
         if (magic != MAGIC) throw new IOException(path + ": bad magic 0x" + Long.toHexString(magic));
         int version = buf.getInt(OFF_VERSION);
         if (version != VERSION) throw new IOException(path + ": version " + version + ", expected " + VERSION);
@@ -307,6 +310,6 @@ final class Segment {
         byte[] stored = new byte[SECRET_SIZE];
         buf.get(OFF_SECRET, stored, 0, SECRET_SIZE);
         if (!MessageDigest.isEqual(stored, secret)) throw new IOException(path + ": secret does not match the offer");
-        return new Segment(path, buf, ringC2S, ringS2C);
+        return new Segment(path, words, ringC2S, ringS2C);
     }
 }

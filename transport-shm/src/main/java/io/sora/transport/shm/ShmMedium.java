@@ -1,11 +1,10 @@
 package io.sora.transport.shm;
 
-import static io.sora.transport.shm.Segment.INTS;
-import static io.sora.transport.shm.Segment.LONGS;
 
 import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
+import io.sora.transport.DirectWords;
 import io.sora.transport.Futex;
 import io.sora.transport.NativeFiles;
 import io.sora.transport.RingMedium;
@@ -64,6 +63,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     private final long id;
     private final ByteBuffer buf;
+    /** The segment's cursors, flags and waiting words ({@link Segment#words}). */
+    private final DirectWords words;
     private final SocketChannel channel;
     private final Tracer tracer;
     private final int recvBase;
@@ -144,6 +145,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         this.id = id;
         this.segment = segment;
         this.buf = segment.buffer;
+        this.words = segment.words;
         this.channel = channel;
         this.tracer = tracer;
         this.commitListener = commitListener;
@@ -182,7 +184,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         peerWriterWaiting = offPeerProduced + Segment.WAITING;
         keptBit = server ? Segment.KEPT_SERVER : Segment.KEPT_CLIENT;
         futex = useFutex && Futex.isAvailable();
-        INTS.setRelease(buf, offMyState + Segment.CAPS, futex ? Segment.CAP_FUTEX : 0);
+        words.setIntRelease(offMyState + Segment.CAPS, futex ? Segment.CAP_FUTEX : 0);
     }
 
     SocketChannel channel() {
@@ -217,7 +219,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public long producedByPeer() {
-        return (long) LONGS.getAcquire(buf, offPeerProduced);
+        return words.getLongAcquire(offPeerProduced);
     }
 
     @Override
@@ -237,9 +239,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void publishConsumed(long consumed) {
-        LONGS.setRelease(buf, offMyConsumed, consumed);
+        words.setLongRelease(offMyConsumed, consumed);
         VarHandle.fullFence();
-        if ((int) INTS.getAcquire(buf, peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
+        if (words.getIntAcquire(peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
     }
 
     @Override
@@ -249,7 +251,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public long consumedByPeer() {
-        return (long) LONGS.getAcquire(buf, offPeerConsumed);
+        return words.getLongAcquire(offPeerConsumed);
     }
 
     @Override
@@ -259,34 +261,34 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void publishProduced(long produced) {
-        LONGS.setRelease(buf, offMyProduced, produced);
+        words.setLongRelease(offMyProduced, produced);
         VarHandle.fullFence();
-        if ((int) INTS.getAcquire(buf, peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
+        if (words.getIntAcquire(peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
     }
 
     @Override
     public void publishCpu(int cpu) {
         int v = cpu + 1;
         // only a change is written: the peer's waits read this line for the flags too
-        if ((int) INTS.getOpaque(buf, offMyState + Segment.CPU) != v) INTS.setOpaque(buf, offMyState + Segment.CPU, v);
+        if (words.getIntOpaque(offMyState + Segment.CPU) != v) words.setIntOpaque(offMyState + Segment.CPU, v);
     }
 
     @Override
     public int peerCpu() {
-        return (int) INTS.getOpaque(buf, offPeerState + Segment.CPU) - 1;
+        return words.getIntOpaque(offPeerState + Segment.CPU) - 1;
     }
 
     @Override
     public int peerFlags() {
-        return (int) INTS.getAcquire(buf, offPeerState + Segment.FLAGS) | (peerDead ? DEAD : 0);
+        return words.getIntAcquire(offPeerState + Segment.FLAGS) | (peerDead ? DEAD : 0);
     }
 
     @Override
     public void publishFlags(int flags) {
-        INTS.getAndBitwiseOr(buf, offMyState + Segment.FLAGS, flags & (OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED));
+        words.getAndBitwiseOrInt(offMyState + Segment.FLAGS, flags & (OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED));
         VarHandle.fullFence();
         // A peer that closed its end has no thread left waiting on this connection, nor a channel to ring.
-        if (((int) INTS.getAcquire(buf, offPeerState + Segment.FLAGS) & CLOSED) != 0) return;
+        if ((words.getIntAcquire(offPeerState + Segment.FLAGS) & CLOSED) != 0) return;
         // Rare (half-close, close): wake both of the peer's threads, whichever way they sleep.
         if (futex) {
             wakeFutex(peerReaderWaiting);
@@ -301,8 +303,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             ring(ByteBuffer.allocate(1));
         } else if (keepable()) {
             // the channel stays open: a peer thread parked for a bell (a virtual thread) needs one
-            if ((int) INTS.getAcquire(buf, peerReaderWaiting) == Segment.SLEEP_BELL
-                    || (int) INTS.getAcquire(buf, peerWriterWaiting) == Segment.SLEEP_BELL) {
+            if (words.getIntAcquire(peerReaderWaiting) == Segment.SLEEP_BELL
+                    || words.getIntAcquire(peerWriterWaiting) == Segment.SLEEP_BELL) {
                 ring(ByteBuffer.allocate(1));
             }
         }
@@ -327,16 +329,16 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      * thread won the swap: a lost swap means another waker or the sleeper itself already cleared it).
      */
     private boolean wakeFutex(int word) {
-        int w = (int) INTS.getAcquire(buf, word);
+        int w = words.getIntAcquire(word);
         if (w != Segment.SLEEP_FUTEX) return w == 0;
-        if ((int) INTS.compareAndExchange(buf, word, Segment.SLEEP_FUTEX, 0) == Segment.SLEEP_FUTEX) {
+        if (words.compareAndExchangeInt(word, Segment.SLEEP_FUTEX, 0) == Segment.SLEEP_FUTEX) {
             Futex.wake(buf, word, 1);
         }
         return true;
     }
 
     private int sleepMode() {
-        boolean peerCan = ((int) INTS.getAcquire(buf, offPeerState + Segment.CAPS) & Segment.CAP_FUTEX) != 0;
+        boolean peerCan = (words.getIntAcquire(offPeerState + Segment.CAPS) & Segment.CAP_FUTEX) != 0;
         return futex && peerCan && !VirtualThreads.isVirtual(Thread.currentThread()) ? Segment.SLEEP_FUTEX : Segment.SLEEP_BELL;
     }
 
@@ -344,9 +346,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void announceReaderWaiting(boolean waiting) {
         if (waiting) {
             readerSleep = sleepMode();
-            INTS.getAndSet(buf, myReaderWaiting, readerSleep); // a full fence: the re-check comes after
+            words.getAndSetInt(myReaderWaiting, readerSleep); // a full fence: the re-check comes after
         } else {
-            INTS.setRelease(buf, myReaderWaiting, 0);
+            words.setIntRelease(myReaderWaiting, 0);
         }
     }
 
@@ -354,9 +356,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void announceWriterWaiting(boolean waiting) {
         if (waiting) {
             writerSleep = sleepMode();
-            INTS.getAndSet(buf, myWriterWaiting, writerSleep);
+            words.getAndSetInt(myWriterWaiting, writerSleep);
         } else {
-            INTS.setRelease(buf, myWriterWaiting, 0);
+            words.setIntRelease(myWriterWaiting, 0);
         }
     }
 
@@ -416,27 +418,27 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void markReadsThroughSelector() {
-        if ((int) INTS.getOpaque(buf, offMyState + Segment.MODE) == 0) {
-            INTS.setRelease(buf, offMyState + Segment.MODE, Segment.MODE_SELECTOR);
+        if (words.getIntOpaque(offMyState + Segment.MODE) == 0) {
+            words.setIntRelease(offMyState + Segment.MODE, Segment.MODE_SELECTOR);
         }
     }
 
     @Override
     public boolean peerReadsThroughSelector() {
-        return ((int) INTS.getOpaque(buf, offPeerState + Segment.MODE) & Segment.MODE_SELECTOR) != 0;
+        return (words.getIntOpaque(offPeerState + Segment.MODE) & Segment.MODE_SELECTOR) != 0;
     }
 
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {
-        if (armed) INTS.getAndSet(buf, myReaderWaiting, Segment.SLEEP_BELL); // a full fence
-        else INTS.setRelease(buf, myReaderWaiting, 0);
+        if (armed) words.getAndSetInt(myReaderWaiting, Segment.SLEEP_BELL); // a full fence
+        else words.setIntRelease(myReaderWaiting, 0);
     }
 
     @Override
     public void armWriterWaker(boolean armed) {
-        if (armed) INTS.getAndSet(buf, myWriterWaiting, Segment.SLEEP_BELL);
-        else INTS.setRelease(buf, myWriterWaiting, 0);
+        if (armed) words.getAndSetInt(myWriterWaiting, Segment.SLEEP_BELL);
+        else words.setIntRelease(myWriterWaiting, 0);
     }
 
     @Override
@@ -585,7 +587,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     private void peerGone() {
-        boolean gracefully = ((int) INTS.getAcquire(buf, offPeerState + Segment.FLAGS) & CLOSED) != 0;
+        boolean gracefully = (words.getIntAcquire(offPeerState + Segment.FLAGS) & CLOSED) != 0;
         if (!gracefully) peerDead = true;
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.SHM_PEER_CLOSED, id, "shm",
@@ -630,7 +632,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             taken = false;
         }
         if (taken) {
-            INTS.getAndBitwiseOr(buf, Segment.OFF_KEPT, keptBit);
+            words.getAndBitwiseOrInt(Segment.OFF_KEPT, keptBit);
             return;
         }
         DoorbellLoop.get().close(channel);
@@ -655,7 +657,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             handOn();
             return;
         }
-        if ((int) INTS.getAndAdd(buf, Segment.OFF_RINGS_DONE, 1) != 1) return;
+        if (words.getAndAddInt(Segment.OFF_RINGS_DONE, 1) != 1) return;
         if (!NativeFiles.isAvailable()) return;
         int rc = NativeFiles.removePages(buf, Segment.HEADER_SIZE, (long) recvCapacity + sendCapacity);
         if (rc != 0 && tracer.isOn(Category.JSOR)) {

@@ -23,6 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NextPairingTest {
+    private static final java.lang.invoke.VarHandle INTS =
+            java.lang.invoke.MethodHandles.byteBufferViewVarHandle(int[].class, java.nio.ByteOrder.nativeOrder());
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteBufferViewVarHandle(long[].class, java.nio.ByteOrder.nativeOrder());
+
     @TempDir
     Path tmp;
     private Segment seg;
@@ -38,14 +43,14 @@ class NextPairingTest {
         assertTrue(Futex.isAvailable(), "sora's native library");
         seg = Segment.create(tmp.resolve("seg"), 4096, 4096, ShmDirectory.randomBytes(Segment.SECRET_SIZE));
         // what an earlier connection left: cursors and a stale state the announcement must clear
-        Segment.LONGS.setVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED, 12345L);
-        Segment.INTS.setVolatile(seg.buffer, Segment.OFF_NEXT, NextPairing.PAIRED);
+        LONGS.setVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED, 12345L);
+        INTS.setVolatile(seg.buffer, Segment.OFF_NEXT, NextPairing.PAIRED);
     }
 
     @Test
     void theKeyWrittenAfterTheAnnouncementIsReadBackExactlyAndThePairingEndsTheClientsWait() throws Exception {
         NextPairing.announce(seg);
-        assertEquals(0L, (long) Segment.LONGS.getVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED), "connection fields reset");
+        assertEquals(0L, (long) LONGS.getVolatile(seg.buffer, Segment.OFF_C2S_PRODUCED), "connection fields reset");
         assertEquals(NextPairing.ANNOUNCED, NextPairing.state(seg));
         assertTrue(NextPairing.key(seg, key, 65536, true));
         assertEquals(NextPairing.KEYED, NextPairing.state(seg));
@@ -141,15 +146,15 @@ class NextPairingTest {
                 () -> NextPairing.awaitKeyed(seg, TimeUnit.SECONDS.toNanos(30)));
         // until the accept sleeps with its bit set (or, on a slow machine, still yields)
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (((int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) == 0
+        while (((int) INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) == 0
                 && System.nanoTime() - until < 0) {
             Thread.onSpinWait();
         }
-        assertTrue(((int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) != 0,
+        assertTrue(((int) INTS.getVolatile(seg.buffer, Segment.OFF_NEXT) & NextPairing.SERVER_WAITS) != 0,
                 "the accept sleeps on the word");
         assertTrue(NextPairing.key(seg, key, 4096, true));
         accept.get(20, TimeUnit.SECONDS);
         assertEquals(NextPairing.KEYED, NextPairing.state(seg), "the waiting bit cleared by the move");
-        assertEquals(NextPairing.KEYED, (int) Segment.INTS.getVolatile(seg.buffer, Segment.OFF_NEXT));
+        assertEquals(NextPairing.KEYED, (int) INTS.getVolatile(seg.buffer, Segment.OFF_NEXT));
     }
 }
