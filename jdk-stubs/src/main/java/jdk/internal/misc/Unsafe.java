@@ -77,4 +77,8 @@ public final class Unsafe {
     public int getAndAddInt(Object o, long offset, int delta) {
         throw stub();
     }
+
+    public void copyMemory(Object srcBase, long srcOffset, Object destBase, long destOffset, long bytes) {
+        throw stub();
+    }
 }

@@ -7,7 +7,7 @@ import java.nio.ByteOrder;
 
 /**
  * Ordered and atomic ints and longs of a direct buffer shared with another process (a shm segment),
- * in the platform's byte order, with the memory-ordering modes of {@link VarHandle}'s access modes of
+ * and copies between it and byte arrays, in the platform's byte order, with the memory-ordering modes of {@link VarHandle}'s access modes of
  * the same names. Through {@code jdk.internal.misc.Unsafe} where {@link MemoryAccess#FAST} (cheap from
  * a cold JVM's first call: see there), through a byte-buffer view {@link VarHandle} otherwise.
  *
@@ -111,6 +111,38 @@ public final class DirectWords {
     public int getAndAddInt(int off, int delta) {
         return fast ? MemoryAccess.Internal.U.getAndAddInt(null, intAt(off), delta) : (int) INTS.getAndAdd(buf, off, delta);
     }
+
+    /**
+     * Copies {@code len} bytes of {@code src} from {@code srcOff} to this buffer at {@code at} (plain
+     * stores: the caller publishes them with a release store).
+     */
+    public void copyFrom(byte[] src, int srcOff, int at, int len) {
+        java.util.Objects.checkFromIndexSize(srcOff, len, src.length);
+        java.util.Objects.checkFromIndexSize(at, len, buf.capacity());
+        if (fast) copy(src, MemoryAccess.Internal.BYTE_BASE + srcOff, null, address + at, len);
+        else buf.put(at, src, srcOff, len);
+    }
+
+    /** Copies {@code len} bytes of this buffer at {@code at} into {@code dst} from {@code dstOff}. */
+    public void copyTo(int at, byte[] dst, int dstOff, int len) {
+        java.util.Objects.checkFromIndexSize(dstOff, len, dst.length);
+        java.util.Objects.checkFromIndexSize(at, len, buf.capacity());
+        if (fast) copy(null, address + at, dst, MemoryAccess.Internal.BYTE_BASE + dstOff, len);
+        else buf.get(at, dst, dstOff, len);
+    }
+
+    /** Copies in slices of at most 1 MiB, as the JDK's buffers do, so that a safepoint is never held off long. */
+    private static void copy(Object srcBase, long srcOffset, Object dstBase, long dstOffset, long len) {
+        while (len > 0) {
+            long n = Math.min(len, COPY_SLICE);
+            MemoryAccess.Internal.U.copyMemory(srcBase, srcOffset, dstBase, dstOffset, n);
+            srcOffset += n;
+            dstOffset += n;
+            len -= n;
+        }
+    }
+
+    private static final long COPY_SLICE = 1L << 20;
 
     public long getLongAcquire(int off) {
         return fast ? MemoryAccess.Internal.U.getLongAcquire(null, longAt(off)) : (long) LONGS.getAcquire(buf, off);

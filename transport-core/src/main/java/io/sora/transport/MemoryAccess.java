@@ -73,6 +73,16 @@ public final class MemoryAccess {
     static final class Internal {
         static final jdk.internal.misc.Unsafe U = jdk.internal.misc.Unsafe.getUnsafe();
         static final long ADDRESS = U.objectFieldOffset(java.nio.Buffer.class, "address");
+        /** Where a byte array's elements begin (an int field on JDK 17, a long on 25: read by reflection). */
+        static final long BYTE_BASE = byteBase();
+
+        private static long byteBase() {
+            try {
+                return ((Number) jdk.internal.misc.Unsafe.class.getField("ARRAY_BYTE_BASE_OFFSET").get(null)).longValue();
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
 
         private Internal() {
         }
@@ -81,7 +91,9 @@ public final class MemoryAccess {
         static boolean check() {
             ByteBuffer b = ByteBuffer.allocateDirect(16).order(java.nio.ByteOrder.nativeOrder());
             b.putLong(8, 0x0102030405060708L);
-            return U.getLong(U.getLong(b, ADDRESS) + 8) == 0x0102030405060708L;
+            byte[] a = {1, 2, 3};
+            U.copyMemory(a, BYTE_BASE, null, U.getLong(b, ADDRESS) + 1, 3);
+            return U.getLong(U.getLong(b, ADDRESS) + 8) == 0x0102030405060708L && b.get(1) == 1 && b.get(3) == 3;
         }
     }
 }

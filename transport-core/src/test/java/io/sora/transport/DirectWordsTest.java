@@ -85,6 +85,28 @@ class DirectWordsTest {
         assertEquals(2L, slice.getLong(8));
     }
 
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void copiesMoveExactlyTheBytesAskedForAndCheckBothSides(boolean fast) {
+        ByteBuffer buf = ByteBuffer.allocateDirect(64);
+        DirectWords w = new DirectWords(buf, fast);
+        byte[] src = new byte[40];
+        for (int i = 0; i < src.length; i++) src[i] = (byte) (i + 1);
+
+        w.copyFrom(src, 5, 10, 30);
+        for (int i = 0; i < 64; i++) assertEquals(i >= 10 && i < 40 ? (byte) (i - 10 + 6) : 0, buf.get(i), "byte " + i);
+
+        byte[] dst = new byte[40];
+        w.copyTo(12, dst, 3, 20);
+        for (int i = 0; i < 40; i++) assertEquals(i >= 3 && i < 23 ? (byte) (i - 3 + 8) : 0, dst[i], "dst byte " + i);
+
+        assertThrows(IndexOutOfBoundsException.class, () -> w.copyFrom(src, 0, 60, 5), "past the buffer");
+        assertThrows(IndexOutOfBoundsException.class, () -> w.copyFrom(src, 30, 0, 11), "past the array");
+        assertThrows(IndexOutOfBoundsException.class, () -> w.copyTo(-1, dst, 0, 4));
+        assertThrows(IndexOutOfBoundsException.class, () -> w.copyTo(0, dst, 38, 3));
+        assertEquals(0, buf.get(60), "a refused copy wrote nothing");
+    }
+
     @Test
     void aHeapBufferIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new DirectWords(ByteBuffer.allocate(16)));

@@ -224,7 +224,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void readRing(int ringOffset, byte[] dst, int dstOffset, int len) {
-        buf.get(recvBase + ringOffset, dst, dstOffset, len);
+        words.copyTo(recvBase + ringOffset, dst, dstOffset, len);
     }
 
     @Override
@@ -256,7 +256,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void writeRing(int ringOffset, byte[] src, int srcOffset, int len) {
-        buf.put(sendBase + ringOffset, src, srcOffset, len);
+        words.copyFrom(src, srcOffset, sendBase + ringOffset, len);
     }
 
     @Override
