@@ -6,6 +6,7 @@ import io.sora.agent.instrumentation.LeanSocketPatch;
 import io.sora.agent.instrumentation.ManagementPatch;
 import io.sora.agent.instrumentation.SocketInstrumentation;
 import io.sora.agent.instrumentation.SocketPatch;
+import io.sora.agent.instrumentation.UnservedApis;
 import io.sora.agent.status.ConnectionRegistry;
 import io.sora.agent.status.Connections;
 import io.sora.agent.status.ConnectionsMXBean;
@@ -60,10 +61,13 @@ public final class SoraAgent {
     /** Null when no rule could pair a channel (then the JDK's NIO classes stay untouched). */
     private final ChannelPatch channelPatch;
     private final BridgeDelegate delegate;
+    /** Null when no rule could pair anything (nothing to warn about then). */
+    private final UnservedApis unserved;
     private final Thread shutdownHook;
 
     private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketPatch instrumentation,
-                      ChannelPatch channelPatch, BridgeDelegate delegate) {
+                      ChannelPatch channelPatch, BridgeDelegate delegate, UnservedApis unserved) {
+        this.unserved = unserved;
         this.tracer = tracer;
         this.rules = rules;
         this.fastPaths = fastPaths;
@@ -174,14 +178,25 @@ public final class SoraAgent {
                     System.err.println("[sora] ERROR the NIO channel classes could not be patched; channels stay on TCP: " + e);
                 }
             }
+            // APIs whose connections no rule can bring onto a fast path, said once each as they load (docs/nio.md)
+            UnservedApis unserved = null;
+            if (!rules.isEmpty()) {
+                unserved = new UnservedApis(tracer);
+                try {
+                    unserved.install(inst);
+                } catch (RuntimeException | LinkageError e) {
+                    unserved = null; // only a warning is lost
+                }
+            }
             timer.mark("channel patch");
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
-            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate);
+            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate, unserved);
             running = agent;
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
-                    attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning);
+                    attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning,
+                    unserved == null ? List::of : unserved::found);
             publish(bean, attached || late, inst, bridge);
             timer.mark("shutdown hook and bean");
             timer.print();
@@ -369,6 +384,7 @@ public final class SoraAgent {
         PathWarmup.abort();
         delegate.stop(tracer::close);
         // after the delegate closed the paired channels: the JDK's code would read their TCP fds
+        if (unserved != null) unserved.uninstall();
         if (channelPatch != null) {
             try {
                 channelPatch.uninstall();

@@ -46,6 +46,8 @@ public enum Hook {
     PATH(Category.NET, 462, "path", Direction.EVENT),
     CONN_CLOSE(Category.NET, 463, "conn_close", Direction.EVENT),
     AGENT_ERROR(Category.NET, 470, "agent_error", Direction.EVENT),
+    /** The application uses an API sora cannot serve (Netty's native transports, asynchronous channels); reason: what, and the fix. */
+    UNSERVED(Category.NET, 471, "unserved", Direction.EVENT),
 
     // ---- mt: instrumented java.net methods ----
     SOCKET_CONNECT_ENTRY(Category.MT, 0, "java/net/Socket.connect", Direction.ENTRY),

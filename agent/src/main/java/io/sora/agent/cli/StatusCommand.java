@@ -34,10 +34,12 @@ final class StatusCommand implements Command {
                 connection a rule matched: id (as in the trace), side, local and remote address, path
                 (shm, rdma or tcp), bytes sent and received on the fast path ('-' on TCP: sora does not
                 touch TCP bytes), age, state, and the reason for the path. Closed connections stay
-                listed for 30 s. Connections no rule matched are not tracked.
+                listed for 30 s. Connections no rule matched are not tracked. Lines 'not served: ...'
+                name APIs the JVM uses that sora cannot serve (Netty's native transports, asynchronous
+                socket channels), with the fix.
 
                 The same data is the JMX MBean io.sora:type=Connections (attributes Connections,
-                FastPaths, Problems, ...), for JConsole or any JMX collector. With -javaagent the bean
+                FastPaths, Problems, UnservedApis, ...), for JConsole or any JMX collector. With -javaagent the bean
                 is registered when the JVM's platform MBean server is first created (by this command,
                 by JConsole, or by the application); -Dsora.jmx.delay=MILLIS registers it that long
                 after start-up instead.
@@ -65,9 +67,22 @@ final class StatusCommand implements Command {
             for (String p : (String[]) target.sora("Problems")) {
                 out.println("problem: " + p);
             }
+            for (String u : unserved(target)) {
+                out.println("not served: " + u);
+            }
             out.println();
             out.print(StatusTable.connections(rows));
             return 0;
+        }
+    }
+
+    /** The bean's {@code UnservedApis}; none from an agent older than that attribute (its bean lacks it). */
+    private static String[] unserved(TargetJvm target) {
+        try {
+            Object v = target.sora("UnservedApis");
+            return v instanceof String[] a ? a : new String[0];
+        } catch (CliException e) {
+            return new String[0];
         }
     }
 }

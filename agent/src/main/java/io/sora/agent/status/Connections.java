@@ -24,6 +24,7 @@ public final class Connections implements ConnectionsMXBean {
     private final long startTimeMillis;
     private final String version;
     private final Runnable detach;
+    private final Supplier<List<String>> unserved;
 
     /**
      * @param problems start-up problems; copied
@@ -31,6 +32,14 @@ public final class Connections implements ConnectionsMXBean {
      */
     public Connections(ConnectionRegistry registry, Supplier<List<FastPathInfo>> fastPaths, List<String> problems,
                        String agentOptions, boolean hotAttached, long startTimeMillis, String version, Runnable detach) {
+        this(registry, fastPaths, problems, agentOptions, hotAttached, startTimeMillis, version, detach, List::of);
+    }
+
+    /** @param unserved what {@link #getUnservedApis()} reports, as found so far */
+    public Connections(ConnectionRegistry registry, Supplier<List<FastPathInfo>> fastPaths, List<String> problems,
+                       String agentOptions, boolean hotAttached, long startTimeMillis, String version, Runnable detach,
+                       Supplier<List<String>> unserved) {
+        this.unserved = Objects.requireNonNull(unserved, "unserved");
         this.registry = Objects.requireNonNull(registry, "registry");
         this.fastPaths = Objects.requireNonNull(fastPaths, "fastPaths");
         this.problems = List.copyOf(problems);
@@ -96,6 +105,11 @@ public final class Connections implements ConnectionsMXBean {
     @Override
     public List<String> getProblems() {
         return problems;
+    }
+
+    @Override
+    public List<String> getUnservedApis() {
+        return List.copyOf(unserved.get());
     }
 
     @Override

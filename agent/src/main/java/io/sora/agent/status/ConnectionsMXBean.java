@@ -24,6 +24,13 @@ public interface ConnectionsMXBean {
     /** Problems found at start-up (configuration errors, ...), empty when there were none. */
     List<String> getProblems();
 
+    /**
+     * APIs this JVM uses that sora cannot serve (Netty's native transports, asynchronous socket
+     * channels), each with the fix: their connections stay on TCP whatever the rules say. Empty when none
+     * was seen (or no rule could pair anything).
+     */
+    List<String> getUnservedApis();
+
     /** The agent argument string the agent was started with ("" when none). */
     String getAgentOptions();
 

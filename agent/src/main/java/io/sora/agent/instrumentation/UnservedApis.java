@@ -1,0 +1,136 @@
+package io.sora.agent.instrumentation;
+
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
+import io.sora.trace.Tracer;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Networking APIs an application may use that sora cannot serve, found as their classes load, and
+ * said once each, with the fix: Netty's native transports (their sockets are file descriptors Netty's
+ * own JNI code reads and writes, never the JDK's channels) and the JDK's asynchronous socket channels
+ * (docs/nio.md, "What is served"). A rule the application's connections match would otherwise leave
+ * them on TCP with nothing in the log to say why.
+ *
+ * <p>Each is said on stderr ({@code [sora] WARN}), as a {@code NET.471 unserved} trace event, and in
+ * the JMX bean's {@code UnservedApis} (what {@code sora status} prints). A transformer that never
+ * changes a class: it looks at the name of each class as it loads (a map lookup for the few names that
+ * begin as these do), and at the classes already loaded when it is installed (a hot attach, or a class
+ * loaded by {@code main} while the agent started beside it).
+ */
+public final class UnservedApis implements ClassFileTransformer {
+    /** One API sora does not serve: what to say, and the classes whose loading shows it is in use. */
+    private enum Api {
+        NETTY_EPOLL("Netty's native epoll transport (EpollSocketChannel)", "-Dio.netty.transport.noNative=true makes Netty's "
+                + "Epoll.isAvailable() false, so code that picks the native transport when available picks NIO; code "
+                + "that names the Epoll classes itself must name NioEventLoopGroup and NioSocketChannel instead",
+                "io/netty/channel/epoll/EpollSocketChannel", "io/netty/channel/epoll/EpollServerSocketChannel"),
+        NETTY_IO_URING("Netty's io_uring transport (IoUringSocketChannel)", "-Dio.netty.transport.noNative=true, or "
+                + "NioEventLoopGroup and NioSocketChannel in place of the io_uring classes",
+                "io/netty/incubator/channel/uring/IOUringSocketChannel", "io/netty/incubator/channel/uring/IOUringServerSocketChannel",
+                "io/netty/channel/uring/IoUringSocketChannel", "io/netty/channel/uring/IoUringServerSocketChannel"),
+        ASYNCHRONOUS_CHANNEL("java.nio.channels.AsynchronousSocketChannel", "none in sora yet: a SocketChannel (with a "
+                + "Selector, or blocking) or a Socket is served",
+                "sun/nio/ch/UnixAsynchronousSocketChannelImpl", "sun/nio/ch/UnixAsynchronousServerSocketChannelImpl");
+
+        final String what;
+        final String fix;
+        final String[] classes;
+
+        Api(String what, String fix, String... classes) {
+            this.what = what;
+            this.fix = fix;
+            this.classes = classes;
+        }
+
+        String message() {
+            return what + " is in use: its connections do not go through the JDK's sockets or socket channels, so "
+                    + "sora cannot pair them and they stay on TCP, whatever the rules say. Fix: " + fix;
+        }
+    }
+
+    private static final Map<String, Api> BY_CLASS = byClass();
+
+    private static Map<String, Api> byClass() {
+        java.util.HashMap<String, Api> m = new java.util.HashMap<>();
+        for (Api a : Api.values()) {
+            for (String c : a.classes) m.put(c, a);
+        }
+        return Map.copyOf(m);
+    }
+
+    private final Tracer tracer;
+    private final java.util.concurrent.atomic.AtomicIntegerArray said = new java.util.concurrent.atomic.AtomicIntegerArray(Api.values().length);
+    private final List<String> found = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile Instrumentation installedIn;
+
+    public UnservedApis(Tracer tracer) {
+        this.tracer = tracer;
+    }
+
+    /** Starts looking: at every class loaded from now on, then at those loaded already. */
+    public void install(Instrumentation inst) {
+        inst.addTransformer(this, false);
+        installedIn = inst;
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            String n = c.getName();
+            // the names are dotted here; most classes are not a candidate at the first character
+            char first = n.isEmpty() ? 0 : n.charAt(0);
+            if (first == 'i' || first == 's') seen(n.replace('.', '/'));
+        }
+    }
+
+    /** Stops looking (detach); what was found stays in {@link #found()}. */
+    public void uninstall() {
+        Instrumentation inst = installedIn;
+        if (inst != null) inst.removeTransformer(this);
+        installedIn = null;
+    }
+
+    /** What was found, each once, with its fix, in the order found. */
+    public List<String> found() {
+        return List.copyOf(found);
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined, ProtectionDomain pd,
+                            byte[] bytes) {
+        if (name != null && redefined == null && name.length() > 20) {
+            char first = name.charAt(0);
+            if (first == 'i' || first == 's') seen(name);
+        }
+        return null; // never changes a class
+    }
+
+    /** A class of {@code name} (slashed) loaded: said once per API. Never throws into a class load. */
+    void seen(String name) {
+        Api api = BY_CLASS.get(name);
+        if (api == null || !said.compareAndSet(api.ordinal(), 0, 1)) return;
+        try {
+            String message = api.message();
+            found.add(message);
+            System.err.println("[sora] WARN " + message);
+            if (tracer.isOn(Category.NET)) tracer.event(Hook.UNSERVED, 0, "tcp", message, name.replace('/', '.'));
+        } catch (RuntimeException | Error e) {
+            // a warning only: the class loads as it would without the agent
+        }
+    }
+
+    /** For tests: the message said for the class {@code dottedName}, or null if it is not one of these. */
+    static String messageFor(String dottedName) {
+        Api api = BY_CLASS.get(dottedName.replace('.', '/'));
+        return api == null ? null : api.message();
+    }
+
+    /** For tests: every class name looked for, dotted. */
+    static List<String> classNames() {
+        List<String> out = new ArrayList<>();
+        for (String c : BY_CLASS.keySet()) out.add(c.replace('/', '.'));
+        return out;
+    }
+}
