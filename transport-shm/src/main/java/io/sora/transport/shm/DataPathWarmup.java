@@ -48,6 +48,10 @@ final class DataPathWarmup {
             Segment seg = Segment.create(file, 1 << 16, 1 << 16, secret);
             Files.delete(file);
             file = null;
+            file = directory.newSegmentPath();
+            Segment ends = Segment.create(file, 1 << 12, 1 << 12, secret);
+            Files.delete(file);
+            file = null;
             ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
             ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
             RingConnection a = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
@@ -80,6 +84,18 @@ final class DataPathWarmup {
                     server.announceReaderWaiting(false);
                     client.announceWriterWaiting(false);
                 }
+                if ((i & 63) == 17) {
+                    // single bytes each way: read() and write(int) lock the stream, then take the same
+                    // lock again in the array forms; a lock branch (the reentrant acquire) the warm-up
+                    // never took was compiled as a trap into the inlined read and write, and an
+                    // application's first single-byte read deoptimised them (recompiled by C2 twice during
+                    // a cold client's first 300 connections: -XX:+LogCompilation, 2026-11-27)
+                    a.outputStream().write(i);
+                    if (b.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
+                    b.outputStream().write(i);
+                    if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
+                }
+                if ((i & 255) == 128) endOfStream(ends, settings, hooks);
                 if ((i & 255) == 0) {
                     for (ShmMedium m : new ShmMedium[] {server, client}) {
                         m.announceReaderWaiting(true);
@@ -109,6 +125,31 @@ final class DataPathWarmup {
             } catch (IOException ignored) {
                 // the next start's leftover sweep removes it
             }
+        }
+    }
+
+    /**
+     * One short connection on its own small segment, read to its end: a byte, the writer's close, then
+     * {@code read()} returning -1 twice (the end found in the peer's flags, then remembered). Without it the
+     * compiled read had never seen an end, and the first connection an application read to its end (a
+     * server of short connections: each one) deoptimised it (the end-of-stream branch of {@code look},
+     * an {@code unstable_if} trap). Run a few times through the warm-up, from its first rounds, so the
+     * branch is in the profile before the JIT compiles the read. The segment is reset and used again.
+     */
+    private static void endOfStream(Segment seg, ShmSettings settings, SocketHooks hooks) throws IOException {
+        seg.resetConnectionFields();
+        ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
+        ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
+        RingConnection writer = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
+        RingConnection reader = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
+        try {
+            writer.outputStream().write(42);
+            writer.close();
+            InputStream in = reader.inputStream();
+            if (in.read() != 42 || in.read() != -1 || in.read() != -1) throw new IOException("warm-up connection's end not seen");
+        } finally {
+            writer.close();
+            reader.close();
         }
     }
 
