@@ -455,20 +455,30 @@ public final class SoraAgent {
     }
 
     private static RuleSet loadRules(AgentOptions options, Properties sys, Tracer tracer, List<String> problems) {
-        Optional<Path> conf;
+        List<Path> confs;
         try {
-            conf = ConfigLocator.locate(options.asMap(), sys);
+            confs = ConfigLocator.locateAll(options.asMap(), sys);
         } catch (IllegalArgumentException e) {
             report(problems, e.getMessage() + "; all connections use TCP");
             return RuleSet.empty();
         }
-        if (conf.isEmpty()) {
-            return RuleSet.empty();
+        // one file, or JSOR's two (-Dcom.ibm.net.rdma.conf and -Dcom.ibm.nio.rdma.conf naming different
+        // files): their rules together; a file rejected rejects them all, as one file's bad line does
+        RuleSet all = RuleSet.empty();
+        for (Path conf : confs) {
+            RuleSet rules = loadRules(conf, tracer, problems);
+            if (rules == null) return RuleSet.empty();
+            all = all.and(rules);
         }
+        return all;
+    }
+
+    /** One file's rules, or null (its problems reported) when it is rejected or cannot be read. */
+    private static RuleSet loadRules(Path conf, Tracer tracer, List<String> problems) {
         try {
-            RuleSet rules = RuleSet.parse(conf.get());
+            RuleSet rules = RuleSet.parse(conf);
             if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.CONFIG_LOADED, 0, null, null, conf.get() + ": " + rules.rules().size() + " rules");
+                tracer.event(Hook.CONFIG_LOADED, 0, null, null, conf + ": " + rules.rules().size() + " rules");
             }
             return rules;
         } catch (RuleSyntaxException e) {
@@ -478,14 +488,14 @@ public final class SoraAgent {
                     tracer.event(Hook.CONFIG_ERROR, 0, "tcp", err.format(), null);
                 }
             }
-            report(problems, "configuration " + conf.get() + " rejected; all connections use TCP");
+            report(problems, "configuration " + conf + " rejected; all connections use TCP");
         } catch (IOException e) {
-            report(problems, "cannot read configuration " + conf.get() + ": " + e + "; all connections use TCP");
+            report(problems, "cannot read configuration " + conf + ": " + e + "; all connections use TCP");
             if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.CONFIG_ERROR, 0, "tcp", "cannot read " + conf.get() + ": " + e, null);
+                tracer.event(Hook.CONFIG_ERROR, 0, "tcp", "cannot read " + conf + ": " + e, null);
             }
         }
-        return RuleSet.empty();
+        return null;
     }
 
     /** A start-up problem: on stderr as before, and kept for the JMX bean (what {@code sora attach} prints). */

@@ -11,7 +11,11 @@ import java.util.Properties;
  * <ol>
  *   <li>the agent argument {@code conf=FILE} ({@code -javaagent:sora-agent.jar=conf=rdma.conf});</li>
  *   <li>the system property {@code -Dsora.conf=FILE};</li>
- *   <li>JSOR's system property {@code -Dcom.ibm.net.rdma.conf=FILE}, so a JSOR command line works unchanged.</li>
+ *   <li>JSOR's system properties: {@code -Dcom.ibm.net.rdma.conf=FILE} (JSOR's rules for {@code java.net}
+ *       sockets) and {@code -Dcom.ibm.nio.rdma.conf=FILE} (its rules for NIO socket channels), so a JSOR
+ *       command line works unchanged. sora serves sockets and channels from one set of rules: with either
+ *       property alone its file is that set; with both, naming two files, the rules of both, the sockets'
+ *       file first ({@link #locateAll}).</li>
  * </ol>
  * A relative path is left relative (to the JVM's working directory). Existence is not checked here: reading
  * the file with {@link RuleSet#parse(Path)} reports a missing file. Stateless; thread-safe.
@@ -22,19 +26,21 @@ public final class ConfigLocator {
     public static final String AGENT_ARGUMENT = "conf";
     /** sora's system property. */
     public static final String SORA_PROPERTY = "sora.conf";
-    /** JSOR's system property. */
+    /** JSOR's system property (its rules for {@code java.net} sockets). */
     public static final String JSOR_PROPERTY = "com.ibm.net.rdma.conf";
+    /** JSOR's system property for NIO socket channels (IBM SDK 8 SR2 FP10 and later). */
+    public static final String JSOR_NIO_PROPERTY = "com.ibm.nio.rdma.conf";
 
     private ConfigLocator() {
     }
 
     /**
      * Finds the configuration file: agent argument conf=FILE first, then -Dsora.conf, then JSOR's
-     * -Dcom.ibm.net.rdma.conf.
+     * -Dcom.ibm.net.rdma.conf, then JSOR's -Dcom.ibm.nio.rdma.conf (for a second file: {@link #locateAll}).
      *
      * @param agentArgs        the parsed agent arguments ({@code key=value} pairs); null means none
      * @param systemProperties the JVM's system properties (defaults included); null means none
-     * @return the path as given, or empty if none of the three is set
+     * @return the path as given, or empty if none of the four is set
      * @throws IllegalArgumentException if the winning setting is empty or blank, or not a valid path; the
      *                                  message names the setting
      */
@@ -43,21 +49,46 @@ public final class ConfigLocator {
         if (origin == null) {
             return Optional.empty();
         }
-        String value = valueOf(origin, agentArgs, systemProperties);
+        return Optional.of(path(origin, valueOf(origin, agentArgs, systemProperties)));
+    }
+
+    private static Path path(String origin, String value) {
         if (value.isBlank()) {
             throw new IllegalArgumentException(origin + " is empty: give a configuration file, as in "
                     + example(origin));
         }
         try {
-            return Optional.of(Path.of(value));
+            return Path.of(value);
         } catch (InvalidPathException e) {
             throw new IllegalArgumentException(origin + " '" + value + "' is not a valid path: " + e.getReason(), e);
         }
     }
 
     /**
-     * Which of the three named the file, for messages: {@code "agent argument conf"}, {@code "-Dsora.conf"},
-     * {@code "-Dcom.ibm.net.rdma.conf"}; empty if none is set. Agrees with {@link #locate}.
+     * Every configuration file to read, in order: as {@link #locate}, except that where JSOR's two
+     * properties decide (neither {@code conf=} nor {@code -Dsora.conf} is set) and both are set, naming
+     * two different files, both are returned, {@code -Dcom.ibm.net.rdma.conf}'s first. Their rules
+     * together are the rule set (for sockets and channels alike, as sora's rules always are).
+     *
+     * @return the paths as given; empty if none is set
+     * @throws IllegalArgumentException as {@link #locate}, for any of the settings returned
+     */
+    public static java.util.List<Path> locateAll(Map<String, String> agentArgs, Properties systemProperties) {
+        Optional<Path> first = locate(agentArgs, systemProperties);
+        if (first.isEmpty()) return java.util.List.of();
+        String origin = winner(agentArgs, systemProperties);
+        if (!("-D" + JSOR_PROPERTY).equals(origin) || systemProperties.getProperty(JSOR_NIO_PROPERTY) == null) {
+            return java.util.List.of(first.get());
+        }
+        Path nio = path("-D" + JSOR_NIO_PROPERTY, systemProperties.getProperty(JSOR_NIO_PROPERTY));
+        if (nio.normalize().equals(first.get().normalize())) return java.util.List.of(first.get());
+        return java.util.List.of(first.get(), nio);
+    }
+
+    /**
+     * Which of the four named the file, for messages: {@code "agent argument conf"}, {@code "-Dsora.conf"},
+     * {@code "-Dcom.ibm.net.rdma.conf"}, {@code "-Dcom.ibm.nio.rdma.conf"}; empty if none is set. Agrees
+     * with {@link #locate}.
      *
      * @param agentArgs        as for {@link #locate}
      * @param systemProperties as for {@link #locate}
@@ -76,6 +107,9 @@ public final class ConfigLocator {
         }
         if (systemProperties != null && systemProperties.getProperty(JSOR_PROPERTY) != null) {
             return "-D" + JSOR_PROPERTY;
+        }
+        if (systemProperties != null && systemProperties.getProperty(JSOR_NIO_PROPERTY) != null) {
+            return "-D" + JSOR_NIO_PROPERTY;
         }
         return null;
     }

@@ -99,6 +99,18 @@ public final class RuleSet {
                 Objects.requireNonNull(content, "content"));
     }
 
+    /**
+     * This set's rules, then {@code other}'s (JSOR's two rule files read together: {@link ConfigLocator#locateAll});
+     * each rule keeps the file and line it came from.
+     */
+    public RuleSet and(RuleSet other) {
+        if (other.isEmpty()) return this;
+        if (isEmpty()) return other;
+        List<Rule> all = new ArrayList<>(rules);
+        all.addAll(other.rules);
+        return new RuleSet(source + " + " + other.source, all);
+    }
+
     /** All rules in file order; immutable. */
     public List<Rule> rules() {
         return rules;

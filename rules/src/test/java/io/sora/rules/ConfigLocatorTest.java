@@ -42,6 +42,40 @@ class ConfigLocatorTest {
     }
 
     @Test
+    void jsorNioPropertyAloneIsTheFile() {
+        Properties p = props("com.ibm.nio.rdma.conf", "nio.conf");
+        assertEquals(Optional.of(Path.of("nio.conf")), ConfigLocator.locate(Map.of(), p));
+        assertEquals(Optional.of("-Dcom.ibm.nio.rdma.conf"), ConfigLocator.origin(Map.of(), p));
+        assertEquals(java.util.List.of(Path.of("nio.conf")), ConfigLocator.locateAll(Map.of(), p));
+    }
+
+    @Test
+    void jsorsTwoPropertiesNamingTwoFilesGiveBothTheSocketsFirst() {
+        Properties p = props("com.ibm.net.rdma.conf", "net.conf", "com.ibm.nio.rdma.conf", "nio.conf");
+        assertEquals(java.util.List.of(Path.of("net.conf"), Path.of("nio.conf")), ConfigLocator.locateAll(Map.of(), p));
+        assertEquals(Optional.of("-Dcom.ibm.net.rdma.conf"), ConfigLocator.origin(Map.of(), p));
+        // the same file twice is read once
+        Properties same = props("com.ibm.net.rdma.conf", "dir/../rdma.conf", "com.ibm.nio.rdma.conf", "rdma.conf");
+        assertEquals(java.util.List.of(Path.of("dir/../rdma.conf")), ConfigLocator.locateAll(Map.of(), same));
+    }
+
+    @Test
+    void soraSettingsStillWinOverJsorsNioProperty() {
+        Properties p = props("sora.conf", "sora.conf.file", "com.ibm.net.rdma.conf", "net.conf", "com.ibm.nio.rdma.conf", "nio.conf");
+        assertEquals(java.util.List.of(Path.of("sora.conf.file")), ConfigLocator.locateAll(Map.of(), p));
+        assertEquals(java.util.List.of(Path.of("agent.conf")), ConfigLocator.locateAll(Map.of("conf", "agent.conf"), p));
+        assertEquals(java.util.List.of(), ConfigLocator.locateAll(Map.of(), new Properties()));
+    }
+
+    @Test
+    void aBlankNioPropertyIsAnErrorNamingIt() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ConfigLocator.locateAll(Map.of(), props("com.ibm.net.rdma.conf", "net.conf", "com.ibm.nio.rdma.conf", " ")));
+        assertEquals("-Dcom.ibm.nio.rdma.conf is empty: give a configuration file, as in -Dcom.ibm.nio.rdma.conf=rdma.conf",
+                e.getMessage());
+    }
+
+    @Test
     void propertyDefaultsAreSeen() {
         Properties p = new Properties(props("sora.conf", "from-defaults.conf"));
         assertEquals(Optional.of(Path.of("from-defaults.conf")), ConfigLocator.locate(null, p));

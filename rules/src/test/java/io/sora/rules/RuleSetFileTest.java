@@ -21,6 +21,19 @@ class RuleSetFileTest {
     Path dir;
 
     @Test
+    void twoFilesTogetherKeepTheirOrderAndTheirOrigins() throws Exception {
+        Path net = Files.writeString(dir.resolve("net.conf"), "shm connect 127.0.0.1 7000\n");
+        Path nio = Files.writeString(dir.resolve("nio.conf"), "# channels\nshm connect 127.0.0.1 7001\nshm accept 127.0.0.1 7002\n");
+        RuleSet both = RuleSet.parse(net).and(RuleSet.parse(nio));
+        assertEquals(3, both.rules().size());
+        assertEquals(net + ":1", both.rules().get(0).source() + ":" + both.rules().get(0).line());
+        assertEquals(nio + ":2", both.rules().get(1).source() + ":" + both.rules().get(1).line());
+        assertEquals(nio + ":3", both.rules().get(2).source() + ":" + both.rules().get(2).line());
+        assertEquals(both.rules(), RuleSet.empty().and(both).rules());
+        assertEquals(both.rules(), both.and(RuleSet.empty()).rules());
+    }
+
+    @Test
     void jsorServerAndClientFilesFromDisk() throws Exception {
         Path server = Files.writeString(dir.resolve("rdma_server.conf"),
                 "rdma    accept    192.168.1.1    65444    192.168.1.3    192.168.1.4     # rdma_server.conf\n");

@@ -41,7 +41,7 @@ final class AttachCommand implements Command {
                   conf=FILE          the rule file (relative paths are resolved here, not in the target)
                   trace=SPEC         trace selection, '+' for the commas of the spec: trace=iprint=NET+iprint=JSOR
                   trace.file=PATH    where the trace goes (JSON lines; .txt for the text form); %p is the pid
-                Without conf=, the target's -Dsora.conf / -Dcom.ibm.net.rdma.conf apply.
+                Without conf=, the target's -Dsora.conf / -Dcom.ibm.net.rdma.conf / -Dcom.ibm.nio.rdma.conf apply.
 
                 Prints the fast paths available in the target and any configuration problem (exit 1).
                 On JDK 21+ the target prints a warning about a dynamically loaded agent unless it was

@@ -98,7 +98,8 @@ public final class SoraLauncher {
     // loader, which is exactly what this check avoids creating.
     static boolean hasNothingToDoAtStartUp(String args, java.util.Properties sys) {
         return (args == null || args.isBlank()) && sys.getProperty("sora.conf") == null
-                && sys.getProperty("com.ibm.net.rdma.conf") == null && sys.getProperty("sora.trace") == null;
+                && sys.getProperty("com.ibm.net.rdma.conf") == null && sys.getProperty("com.ibm.nio.rdma.conf") == null
+                && sys.getProperty("sora.trace") == null;
     }
 
     /**

@@ -26,6 +26,7 @@ class LateStartTest {
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp("trace=iprint=NET", props()));
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("sora.conf", "x.conf")));
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("com.ibm.net.rdma.conf", "x.conf")));
+        assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("com.ibm.nio.rdma.conf", "x.conf")));
         assertFalse(SoraLauncher.hasNothingToDoAtStartUp(null, props("sora.trace", "iprint=NET")));
     }
 
