@@ -56,7 +56,7 @@ final class BridgeDelegate implements SoraDelegate {
         this.channels = new Channels(rules, client, server, listeners, recorder, () -> {
             String p = channelPatchProblem.get();
             return p != null ? p : sel[0].check();
-        });
+        }, hotAttach);
         this.selection = new ChannelSelection(channels);
         sel[0] = selection;
         channels.selection = selection;

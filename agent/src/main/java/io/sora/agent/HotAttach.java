@@ -15,9 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Hot attach: server sockets bound, and connections made, before the agent arrived. Such server
  * sockets never pass through the bind advice, so {@link #adopt} finds them in {@code /proc} and starts
- * their listeners. An adopted listener answers a pairing request only once a {@code java.net.ServerSocket}
- * really accepted that connection ({@link #accepted(ConnectionKey, Duration)}): the socket might belong
- * to a {@code ServerSocketChannel}, whose accepts sora never sees, and a pairing nobody claims would
+ * their listeners. An adopted listener answers a pairing request only once an accept of this process
+ * really took that connection ({@link #accepted(ConnectionKey, Duration)}; a {@code java.net.ServerSocket}'s,
+ * or a {@code ServerSocketChannel}'s where the channel patch is installed): a pairing nobody claims would
  * swallow the client's bytes. A connection returned by an {@code accept()} that was already running
  * when the agent arrived is decided when the application first asks for its streams
  * ({@link #lateAccepted}); connections that existed at the attach stay on TCP, untouched.
@@ -71,6 +71,28 @@ final class HotAttach {
         if (adopted.isEmpty() || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
             return null;
         }
+        Listeners.Server l = adoptedFor(bound);
+        if (l != null) {
+            listeners.attach(server, l);
+        }
+        return l;
+    }
+
+    /**
+     * The adopted listeners of a server socket channel bound before the attach, seen at its first accept
+     * since (the channel patch, installed by the attach, reports a channel's accepts as it does a server
+     * socket's), now its own; or null. Its connections are then decided as those of a channel bound
+     * after the attach: at the accept, the listener answering a request only once that accept confirmed it.
+     */
+    Listeners.Server serverOf(java.nio.channels.ServerSocketChannel server) {
+        if (adopted.isEmpty()) return null;
+        java.net.SocketAddress local;
+        try {
+            local = server.getLocalAddress();
+        } catch (java.io.IOException e) {
+            return null; // closed meanwhile
+        }
+        if (!(local instanceof InetSocketAddress bound)) return null;
         Listeners.Server l = adoptedFor(bound);
         if (l != null) {
             listeners.attach(server, l);

@@ -86,8 +86,8 @@ final class Listeners {
         return servers.get(server);
     }
 
-    /** Hot attach: the server socket's adopted listeners, found at its first accept. */
-    void attach(ServerSocket server, Server l) {
+    /** Hot attach: the server socket's (or server socket channel's) adopted listeners, found at its first accept. */
+    void attach(Object server, Server l) {
         servers.put(server, l);
     }
 
