@@ -2,6 +2,7 @@ package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraBridge;
 import io.sora.agent.instrumentation.ChannelPatch;
+import io.sora.agent.instrumentation.ChannelTrace;
 import io.sora.agent.instrumentation.LeanSocketPatch;
 import io.sora.agent.instrumentation.ManagementPatch;
 import io.sora.agent.instrumentation.SocketInstrumentation;
@@ -63,11 +64,14 @@ public final class SoraAgent {
     private final BridgeDelegate delegate;
     /** Null when no rule could pair anything (nothing to warn about then). */
     private final UnservedApis unserved;
+    /** Null unless the mt trace is on and channels are patched. */
+    private final ChannelTrace channelTrace;
     private final Thread shutdownHook;
 
     private SoraAgent(Tracer tracer, RuleSet rules, FastPaths fastPaths, SocketPatch instrumentation,
-                      ChannelPatch channelPatch, BridgeDelegate delegate, UnservedApis unserved) {
+                      ChannelPatch channelPatch, BridgeDelegate delegate, UnservedApis unserved, ChannelTrace channelTrace) {
         this.unserved = unserved;
+        this.channelTrace = channelTrace;
         this.tracer = tracer;
         this.rules = rules;
         this.fastPaths = fastPaths;
@@ -178,6 +182,18 @@ public final class SoraAgent {
                     System.err.println("[sora] ERROR the NIO channel classes could not be patched; channels stay on TCP: " + e);
                 }
             }
+            // the mt trace of channels: after the channel patch, so its events frame what the patch does
+            ChannelTrace channelTrace = null;
+            if (channelPatch != null && tracer.isOn(Category.MT)) {
+                channelTrace = new ChannelTrace(inst);
+                try {
+                    channelTrace.install();
+                } catch (RuntimeException | LinkageError e) {
+                    channelTrace = null;
+                    System.err.println("[sora] ERROR the mt trace of channels could not be installed (channels are served"
+                            + " all the same): " + e);
+                }
+            }
             // APIs whose connections no rule can bring onto a fast path, said once each as they load (docs/nio.md)
             UnservedApis unserved = null;
             if (!rules.isEmpty()) {
@@ -191,7 +207,8 @@ public final class SoraAgent {
             timer.mark("channel patch");
             // else: no rule can ever pair and nothing is traced per socket, so the socket classes stay
             // exactly as the JDK made them (and Byte Buddy's start-up cost is not paid)
-            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate, unserved);
+            SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate, unserved,
+                    channelTrace);
             running = agent;
             Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
@@ -385,6 +402,13 @@ public final class SoraAgent {
         delegate.stop(tracer::close);
         // after the delegate closed the paired channels: the JDK's code would read their TCP fds
         if (unserved != null) unserved.uninstall();
+        if (channelTrace != null) {
+            try {
+                channelTrace.uninstall();
+            } catch (Throwable t) {
+                System.err.println("[sora] ERROR detach could not remove the mt trace of the NIO channel classes: " + t);
+            }
+        }
         if (channelPatch != null) {
             try {
                 channelPatch.uninstall();

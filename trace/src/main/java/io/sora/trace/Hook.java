@@ -67,7 +67,24 @@ public enum Hook {
     SERVER_SOCKET_ACCEPT_ENTRY(Category.MT, 22, "java/net/ServerSocket.accept", Direction.ENTRY),
     SERVER_SOCKET_ACCEPT_EXIT(Category.MT, 23, "java/net/ServerSocket.accept", Direction.EXIT),
     SERVER_SOCKET_CLOSE_ENTRY(Category.MT, 24, "java/net/ServerSocket.close", Direction.ENTRY),
-    SERVER_SOCKET_CLOSE_EXIT(Category.MT, 25, "java/net/ServerSocket.close", Direction.EXIT);
+    SERVER_SOCKET_CLOSE_EXIT(Category.MT, 25, "java/net/ServerSocket.close", Direction.EXIT),
+    // ---- mt: instrumented java.nio socket channels (their life cycle, as for sockets; not each read or write) ----
+    SOCKET_CHANNEL_CONNECT_ENTRY(Category.MT, 30, "java/nio/channels/SocketChannel.connect", Direction.ENTRY),
+    SOCKET_CHANNEL_CONNECT_EXIT(Category.MT, 31, "java/nio/channels/SocketChannel.connect", Direction.EXIT),
+    SOCKET_CHANNEL_FINISH_CONNECT_ENTRY(Category.MT, 32, "java/nio/channels/SocketChannel.finishConnect", Direction.ENTRY),
+    SOCKET_CHANNEL_FINISH_CONNECT_EXIT(Category.MT, 33, "java/nio/channels/SocketChannel.finishConnect", Direction.EXIT),
+    SOCKET_CHANNEL_SHUTDOWN_INPUT_ENTRY(Category.MT, 34, "java/nio/channels/SocketChannel.shutdownInput", Direction.ENTRY),
+    SOCKET_CHANNEL_SHUTDOWN_INPUT_EXIT(Category.MT, 35, "java/nio/channels/SocketChannel.shutdownInput", Direction.EXIT),
+    SOCKET_CHANNEL_SHUTDOWN_OUTPUT_ENTRY(Category.MT, 36, "java/nio/channels/SocketChannel.shutdownOutput", Direction.ENTRY),
+    SOCKET_CHANNEL_SHUTDOWN_OUTPUT_EXIT(Category.MT, 37, "java/nio/channels/SocketChannel.shutdownOutput", Direction.EXIT),
+    SOCKET_CHANNEL_CLOSE_ENTRY(Category.MT, 38, "java/nio/channels/SocketChannel.close", Direction.ENTRY),
+    SOCKET_CHANNEL_CLOSE_EXIT(Category.MT, 39, "java/nio/channels/SocketChannel.close", Direction.EXIT),
+    SERVER_SOCKET_CHANNEL_BIND_ENTRY(Category.MT, 40, "java/nio/channels/ServerSocketChannel.bind", Direction.ENTRY),
+    SERVER_SOCKET_CHANNEL_BIND_EXIT(Category.MT, 41, "java/nio/channels/ServerSocketChannel.bind", Direction.EXIT),
+    SERVER_SOCKET_CHANNEL_ACCEPT_ENTRY(Category.MT, 42, "java/nio/channels/ServerSocketChannel.accept", Direction.ENTRY),
+    SERVER_SOCKET_CHANNEL_ACCEPT_EXIT(Category.MT, 43, "java/nio/channels/ServerSocketChannel.accept", Direction.EXIT),
+    SERVER_SOCKET_CHANNEL_CLOSE_ENTRY(Category.MT, 44, "java/nio/channels/ServerSocketChannel.close", Direction.ENTRY),
+    SERVER_SOCKET_CHANNEL_CLOSE_EXIT(Category.MT, 45, "java/nio/channels/ServerSocketChannel.close", Direction.EXIT);
 
     /** How the event reads in the text form: {@code >} entry, {@code <} exit, {@code -} point event. */
     public enum Direction {
