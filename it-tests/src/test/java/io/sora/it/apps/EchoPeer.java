@@ -17,7 +17,9 @@ import java.util.HexFormat;
  * ({@code server}-first protocols like SMTP, {@code client}-first like HTTP). Each side sends a
  * greeting of known bytes, then the client sends 1 MiB and the server answers with its SHA-256; the
  * exact bytes each side received are checked, so a single stray byte fails the run. Prints
- * {@code PATH <path>} (asked from the agent's bridge when present) and {@code OK}.
+ * {@code PATH <path>} (asked from the agent's bridge when present) and {@code OK}. A fourth argument
+ * {@code channel} makes that side use blocking socket channels instead of sockets (a channel on one end
+ * and a socket on the other are the same TCP connection to the peer).
  */
 public final class EchoPeer {
     private static final byte[] CLIENT_HELLO = "HELLO FROM CLIENT\n".getBytes();
@@ -30,6 +32,11 @@ public final class EchoPeer {
         boolean server = args[0].equals("server");
         int port = Integer.parseInt(args[1]);
         boolean serverFirst = args[2].equals("server");
+        if (args.length > 3 && args[3].equals("channel")) {
+            channels(server, port, serverFirst);
+            System.out.println("OK");
+            return;
+        }
         if (server) {
             try (ServerSocket ss = new ServerSocket(port, 5, InetAddress.getLoopbackAddress())) {
                 System.out.println("READY");
@@ -47,10 +54,48 @@ public final class EchoPeer {
         System.out.println("OK");
     }
 
+    /**
+     * The same exchange over blocking socket channels (their own read and write, through
+     * {@code java.nio.channels.Channels}' streams), for the matrix's mixes of channels and sockets.
+     */
+    private static void channels(boolean server, int port, boolean serverFirst) throws Exception {
+        java.net.InetSocketAddress at = new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+        if (server) {
+            try (java.nio.channels.ServerSocketChannel ss = java.nio.channels.ServerSocketChannel.open()) {
+                ss.bind(at, 5);
+                System.out.println("READY");
+                try (java.nio.channels.SocketChannel ch = ss.accept()) {
+                    System.out.println("PATH " + channelPath(ch));
+                    exchange(java.nio.channels.Channels.newInputStream(ch), java.nio.channels.Channels.newOutputStream(ch),
+                            () -> ch.shutdownOutput(), true, serverFirst);
+                }
+            }
+        } else {
+            try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(at)) {
+                System.out.println("PATH " + channelPath(ch));
+                exchange(java.nio.channels.Channels.newInputStream(ch), java.nio.channels.Channels.newOutputStream(ch),
+                        () -> ch.shutdownOutput(), false, serverFirst);
+            }
+        }
+    }
+
+    /** As {@link #path}: "tcp" in a JVM without the agent too. */
+    private static String channelPath(java.nio.channels.SocketChannel ch) {
+        String p = BridgePath.of(ch);
+        return p.equals("no-agent") ? "tcp" : p;
+    }
+
+    private interface Shutdown {
+        void run() throws IOException;
+    }
+
     private static void run(Socket s, boolean server, boolean serverFirst) throws Exception {
         s.setSoTimeout(20_000);
-        InputStream in = s.getInputStream();
-        OutputStream out = s.getOutputStream();
+        exchange(s.getInputStream(), s.getOutputStream(), s::shutdownOutput, server, serverFirst);
+    }
+
+    private static void exchange(InputStream in, OutputStream out, Shutdown shutdownOutput, boolean server,
+                                 boolean serverFirst) throws Exception {
         byte[] mine = server ? SERVER_HELLO : CLIENT_HELLO;
         byte[] theirs = server ? CLIENT_HELLO : SERVER_HELLO;
         boolean meFirst = server == serverFirst;
@@ -78,7 +123,7 @@ public final class EchoPeer {
                 throw new IOException("server saw different bytes: " + HexFormat.of().formatHex(answer));
             }
         }
-        s.shutdownOutput();
+        shutdownOutput.run();
         int extra = in.read();
         if (extra != -1) {
             throw new IOException("unexpected byte after the exchange: " + extra);
