@@ -53,8 +53,12 @@ class OtherUserIT {
             Files.copy(src.resolve(c), classes.resolve("io/sora/it/reliability/apps/" + c), StandardCopyOption.REPLACE_EXISTING);
         }
         Files.createDirectories(classes.resolve("io/sora/it/apps"));
-        Files.copy(ForkedJvm.testClasses().resolve("io/sora/it/apps/EchoPeer.class"),
-                classes.resolve("io/sora/it/apps/EchoPeer.class"), StandardCopyOption.REPLACE_EXISTING);
+        // EchoPeer and its nested classes (EchoPeer$...), which a run may load
+        try (var peer = Files.newDirectoryStream(ForkedJvm.testClasses().resolve("io/sora/it/apps"), "EchoPeer*.class")) {
+            for (Path f : peer) {
+                Files.copy(f, classes.resolve("io/sora/it/apps/" + f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
         try (var walk = Files.walk(classes)) {
             for (Path p : (Iterable<Path>) walk::iterator) {
                 Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(Files.isDirectory(p) ? "rwxr-xr-x" : "rw-r--r--"));
