@@ -33,7 +33,7 @@ public final class EchoPeer {
         int port = Integer.parseInt(args[1]);
         boolean serverFirst = args[2].equals("server");
         if (args.length > 3 && args[3].equals("channel")) {
-            channels(server, port, serverFirst);
+            channels(server, port, serverFirst, args.length > 4 && args[4].equals("linger"));
             System.out.println("OK");
             return;
         }
@@ -58,7 +58,7 @@ public final class EchoPeer {
      * The same exchange over blocking socket channels (their own read and write, through
      * {@code java.nio.channels.Channels}' streams), for the matrix's mixes of channels and sockets.
      */
-    private static void channels(boolean server, int port, boolean serverFirst) throws Exception {
+    private static void channels(boolean server, int port, boolean serverFirst, boolean linger) throws Exception {
         java.net.InetSocketAddress at = new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port);
         if (server) {
             try (java.nio.channels.ServerSocketChannel ss = java.nio.channels.ServerSocketChannel.open()) {
@@ -73,10 +73,24 @@ public final class EchoPeer {
         } else {
             try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(at)) {
                 System.out.println("PATH " + channelPath(ch));
+                if (linger) awaitAgent(); // the connection open, as a pool's is, until the agent's start is over
                 exchange(java.nio.channels.Channels.newInputStream(ch), java.nio.channels.Channels.newOutputStream(ch),
                         () -> ch.shutdownOutput(), false, serverFirst);
             }
         }
+    }
+
+    /**
+     * Waits until the agent's start is over (its JMX bean registered, which the agent does last; asking
+     * for the platform MBean server is what registers it), at most 10 s: a peer that ends sooner leaves
+     * the start unfinished.
+     */
+    private static void awaitAgent() throws Exception {
+        javax.management.ObjectName name = new javax.management.ObjectName("io.sora:type=Connections");
+        javax.management.MBeanServer mbeans = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!mbeans.isRegistered(name) && System.nanoTime() < deadline) Thread.sleep(5);
+        System.out.println(mbeans.isRegistered(name) ? "AGENT UP" : "AGENT NOT UP");
     }
 
     /** As {@link #path}: "tcp" in a JVM without the agent too. */
