@@ -52,6 +52,7 @@ public final class ProcessSockets {
         Set<Long> mine = socketInodes(fdDir);
         List<InetSocketAddress> listening = new ArrayList<>();
         List<Connection> established = new ArrayList<>();
+        if (mine.isEmpty()) return new ProcessSockets(listening, established);
         for (String table : List.of("net/tcp", "net/tcp6")) {
             Path file = proc.resolve(table);
             if (!Files.isReadable(file)) {
@@ -59,8 +60,14 @@ public final class ProcessSockets {
             }
             List<String> lines = Files.readAllLines(file);
             for (int i = 1; i < lines.size(); i++) {
-                Row r = parse(lines.get(i));
-                if (r == null || !mine.contains(r.inode())) {
+                // the table lists every socket of the network namespace (thousands on a busy host): only
+                // this process's lines are parsed (parsing every line took 36-100 ms for 1,600 of them)
+                String line = lines.get(i);
+                if (!mine.contains(inodeOf(line))) {
+                    continue;
+                }
+                Row r = parse(line);
+                if (r == null) {
                     continue;
                 }
                 if (r.state() == LISTEN) {
@@ -89,6 +96,28 @@ public final class ProcessSockets {
             }
         }
         return out;
+    }
+
+    /** The tenth field of a data line (the socket's inode), without splitting the line; -1 if there is none. */
+    static long inodeOf(String line) {
+        int n = line.length();
+        int i = 0;
+        for (int field = 0; i < n; field++) {
+            while (i < n && line.charAt(i) == ' ') i++;
+            int start = i;
+            while (i < n && line.charAt(i) != ' ') i++;
+            if (start == i) break;
+            if (field == 9) {
+                long v = 0;
+                for (int k = start; k < i; k++) {
+                    char c = line.charAt(k);
+                    if (c < '0' || c > '9') return -1;
+                    v = v * 10 + (c - '0');
+                }
+                return v;
+            }
+        }
+        return -1;
     }
 
     /**

@@ -14,6 +14,18 @@ import org.junit.jupiter.api.Test;
 
 class ProcessSocketsTest {
     @Test
+    void theInodeIsReadWithoutParsingTheLine() {
+        String v4 = "   0: 0100007F:FF9C 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 100 0 0 10 0";
+        assertEquals(12345, ProcessSockets.inodeOf(v4));
+        assertEquals(ProcessSockets.parse(v4).inode(), ProcessSockets.inodeOf(v4));
+        assertEquals(777, ProcessSockets.inodeOf(
+                "   1: 0000000000000000FFFF00000100007F:B0A1 0000000000000000FFFF00000100007F:FF9C 01 00000000:00000000 00:00000000 00000000     0        0 777 1 0"));
+        assertEquals(-1, ProcessSockets.inodeOf("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"));
+        assertEquals(-1, ProcessSockets.inodeOf("   0: 0100007F:FF9C"));
+        assertEquals(-1, ProcessSockets.inodeOf(""));
+    }
+
+    @Test
     void parsesIpv4AndIpv6Lines() throws Exception {
         ProcessSockets.Row v4 = ProcessSockets.parse(
                 "   0: 0100007F:FF9C 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 100 0 0 10 0");
