@@ -5,12 +5,12 @@ import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import java.lang.instrument.Instrumentation;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.agent.builder.ResettableClassFileTransformer;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.AsmVisitorWrapper;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * The mt trace of socket channels: Byte Buddy's advice ({@link ChannelTraceAdvice}) on the JDK's
@@ -23,7 +23,6 @@ import net.bytebuddy.asm.AsmVisitorWrapper;
  */
 public final class ChannelTrace {
     private final Instrumentation inst;
-    private final List<String> errors = new CopyOnWriteArrayList<>();
     private volatile ResettableClassFileTransformer transformer;
 
     public ChannelTrace(Instrumentation inst) {
@@ -33,15 +32,15 @@ public final class ChannelTrace {
     /** After {@link SocketInstrumentation#install} (which lets {@code java.base} read the bridge's module). */
     public void install() {
         AsmVisitorWrapper channel = new AsmVisitorWrapper.Compound(
-                Advice.to(ChannelTraceAdvice.Connect.class).on(named("connect").and(takesArguments(1))),
-                Advice.to(ChannelTraceAdvice.FinishConnect.class).on(named("finishConnect").and(takesArguments(0))),
-                Advice.to(ChannelTraceAdvice.ShutdownInput.class).on(named("shutdownInput").and(takesArguments(0))),
-                Advice.to(ChannelTraceAdvice.ShutdownOutput.class).on(named("shutdownOutput").and(takesArguments(0))),
-                Advice.to(ChannelTraceAdvice.Close.class).on(named("implCloseSelectableChannel").and(takesArguments(0))));
+                traced(30, named("connect").and(takesArguments(1))),
+                traced(32, named("finishConnect").and(takesArguments(0))),
+                traced(34, named("shutdownInput").and(takesArguments(0))),
+                traced(36, named("shutdownOutput").and(takesArguments(0))),
+                traced(38, named("implCloseSelectableChannel").and(takesArguments(0))));
         AsmVisitorWrapper server = new AsmVisitorWrapper.Compound(
-                Advice.to(ChannelTraceAdvice.Bind.class).on(named("bind").and(takesArguments(2))),
-                Advice.to(ChannelTraceAdvice.Accept.class).on(named("accept").and(takesArguments(0))),
-                Advice.to(ChannelTraceAdvice.ServerClose.class).on(named("implCloseSelectableChannel").and(takesArguments(0))));
+                traced(40, named("bind").and(takesArguments(2))),
+                traced(42, named("accept").and(takesArguments(0))),
+                traced(44, named("implCloseSelectableChannel").and(takesArguments(0))));
         transformer = new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
@@ -51,7 +50,6 @@ public final class ChannelTrace {
                     @Override
                     public void onError(String typeName, ClassLoader loader, net.bytebuddy.utility.JavaModule module,
                                         boolean loaded, Throwable throwable) {
-                        errors.add(typeName + ": " + throwable);
                         System.err.println("[sora] ERROR the mt trace of " + typeName + " failed (its channels are served"
                                 + " all the same, without mt events): " + throwable);
                     }
@@ -64,15 +62,16 @@ public final class ChannelTrace {
                 .installOn(inst);
     }
 
+    /** The advice on {@code methods}, its entry traced as mt id {@code entryId} and its exit as the next id. */
+    private static AsmVisitorWrapper traced(int entryId, ElementMatcher<? super MethodDescription> methods) {
+        return Advice.withCustomMapping().bind(ChannelTraceAdvice.EntryId.class, entryId).to(ChannelTraceAdvice.class).on(methods);
+    }
+
     public void uninstall() {
         ResettableClassFileTransformer t = transformer;
         if (t != null) {
             transformer = null;
             t.reset(inst, AgentBuilder.RedefinitionStrategy.RETRANSFORMATION);
         }
-    }
-
-    public List<String> errors() {
-        return List.copyOf(errors);
     }
 }
