@@ -58,15 +58,10 @@ final class Channels {
     /** Readiness of paired keys; set once, right after construction. */
     volatile ChannelSelection selection;
 
-    /** Listeners adopted at a hot attach, for server channels bound before it; null in tests. */
+    /** Listeners adopted at a hot attach, for server channels bound before it. */
     private final HotAttach hotAttach;
 
-    Channels(RuleSet rules, ClientDecisions client, ServerDecisions server, Listeners listeners,
-             PathRecorder recorder, Supplier<String> unservable) {
-        this(rules, client, server, listeners, recorder, unservable, null);
-    }
-
-    /** @param hotAttach the server sockets bound before a hot attach (null: none are served) */
+    /** @param hotAttach the server sockets bound before a hot attach */
     Channels(RuleSet rules, ClientDecisions client, ServerDecisions server, Listeners listeners,
              PathRecorder recorder, Supplier<String> unservable, HotAttach hotAttach) {
         this.hotAttach = hotAttach;
@@ -224,7 +219,7 @@ final class Channels {
     void accepted(ServerSocketChannel serverChannel, SocketChannel ch) {
         Listeners.Server l = listeners.of(serverChannel);
         // bound before a hot attach: the listener adopted for its port, if a rule may match (HotAttach)
-        if (l == null && hotAttach != null && whyNot() == null) l = hotAttach.serverOf(serverChannel);
+        if (l == null && whyNot() == null) l = hotAttach.serverOf(serverChannel);
         if (l == null) return; // no accept rule may match: TCP
         Socket adaptor = ch.socket();
         // a non-blocking accept waits at most NON_BLOCKING_WAIT, and only for a client that announced
@@ -235,7 +230,7 @@ final class Channels {
 
     void serverClosing(ServerSocketChannel server) {
         Listeners.Server l = listeners.closed(server);
-        if (l != null && hotAttach != null) hotAttach.closed(l);
+        if (l != null) hotAttach.closed(l);
     }
 
     // ---------------------------------------------------------------- paired channels

@@ -535,8 +535,7 @@ public final class SoraAgent {
      * on stderr and as a NET path event, so the TCP is explained rather than silent. Connections of
      * this process's own listeners (accepted ones, and one to itself) are not client connections.
      */
-    static List<String> sayEscaped(RuleSet rules, Tracer tracer, ProcessSockets now) {
-        List<String> said = new ArrayList<>();
+    private static void sayEscaped(RuleSet rules, Tracer tracer, ProcessSockets now) {
         java.util.Set<Integer> listening = new java.util.HashSet<>();
         for (java.net.InetSocketAddress l : now.listening()) listening.add(l.getPort());
         for (ProcessSockets.Connection c : now.established()) {
@@ -547,13 +546,11 @@ public final class SoraAgent {
                     + " from " + c.local().getPort() + ", which " + RuleTerms.where(rule.get()) + " matches, was made while the"
                     + " agent was still starting (on JDK 22+ a socket channel connected then is not held for it: docs/nio.md);"
                     + " it stays on TCP. -Dsora.startup.background=false starts the agent before main";
-            said.add(why);
             System.err.println("[sora] WARN " + why);
             if (tracer.isOn(Category.NET)) {
                 tracer.event(Hook.PATH, 0, "tcp", why, "local=" + c.local() + " remote=" + c.remote());
             }
         }
-        return said;
     }
 
     /** A start-up problem: on stderr as before, and kept for the JMX bean (what {@code sora attach} prints). */
