@@ -74,15 +74,15 @@ public final class ConfigLocator {
      * @throws IllegalArgumentException as {@link #locate}, for any of the settings returned
      */
     public static java.util.List<Path> locateAll(Map<String, String> agentArgs, Properties systemProperties) {
-        Optional<Path> first = locate(agentArgs, systemProperties);
-        if (first.isEmpty()) return java.util.List.of();
         String origin = winner(agentArgs, systemProperties);
+        if (origin == null) return java.util.List.of();
+        Path first = path(origin, valueOf(origin, agentArgs, systemProperties));
         if (!("-D" + JSOR_PROPERTY).equals(origin) || systemProperties.getProperty(JSOR_NIO_PROPERTY) == null) {
-            return java.util.List.of(first.get());
+            return java.util.List.of(first);
         }
         Path nio = path("-D" + JSOR_NIO_PROPERTY, systemProperties.getProperty(JSOR_NIO_PROPERTY));
-        if (nio.normalize().equals(first.get().normalize())) return java.util.List.of(first.get());
-        return java.util.List.of(first.get(), nio);
+        if (nio.normalize().equals(first.normalize())) return java.util.List.of(first);
+        return java.util.List.of(first, nio);
     }
 
     /**
