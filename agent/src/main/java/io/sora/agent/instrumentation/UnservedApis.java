@@ -78,10 +78,8 @@ public final class UnservedApis implements ClassFileTransformer {
         inst.addTransformer(this, false);
         installedIn = inst;
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            String n = c.getName();
-            // the names are dotted here; most classes are not a candidate at the first character
-            char first = n.isEmpty() ? 0 : n.charAt(0);
-            if (first == 'i' || first == 's') seen(n.replace('.', '/'));
+            String n = c.getName(); // dotted here: converted only for a candidate
+            if (candidate(n)) seen(n.replace('.', '/'));
         }
     }
 
@@ -100,11 +98,13 @@ public final class UnservedApis implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined, ProtectionDomain pd,
                             byte[] bytes) {
-        if (name != null && redefined == null && name.length() > 20) {
-            char first = name.charAt(0);
-            if (first == 'i' || first == 's') seen(name);
-        }
+        if (name != null && redefined == null && candidate(name)) seen(name);
         return null; // never changes a class
+    }
+
+    /** Whether a class name may be one looked for: all begin with {@code io} or {@code sun} (most loads end here). */
+    private static boolean candidate(String name) {
+        return !name.isEmpty() && (name.charAt(0) == 'i' || name.charAt(0) == 's');
     }
 
     /** A class of {@code name} (slashed) loaded: said once per API. Never throws into a class load. */

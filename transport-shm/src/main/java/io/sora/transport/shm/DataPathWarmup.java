@@ -52,10 +52,11 @@ final class DataPathWarmup {
             Segment ends = Segment.create(file, 1 << 12, 1 << 12, secret);
             Files.delete(file);
             file = null;
-            ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-            ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-            RingConnection a = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
-            RingConnection b = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
+            RingConnection[] ab = connect(seg, settings, hooks);
+            RingConnection a = ab[0];
+            RingConnection b = ab[1];
+            ShmMedium client = (ShmMedium) a.medium();
+            ShmMedium server = (ShmMedium) b.medium();
             byte[] msg = new byte[4096];
             byte[] got = new byte[4096];
             Buffers buffers = new Buffers();
@@ -128,6 +129,14 @@ final class DataPathWarmup {
         }
     }
 
+    /** Both ends of one in-process connection on {@code seg}, no channel: the client's, then the server's. */
+    private static RingConnection[] connect(Segment seg, ShmSettings settings, SocketHooks hooks) {
+        ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
+        ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
+        return new RingConnection[] {new RingConnection(0, "shm", client, hooks, settings.spinIterations()),
+                new RingConnection(0, "shm", server, hooks, settings.spinIterations())};
+    }
+
     /**
      * One short connection on its own small segment, read to its end: a byte, the writer's close, then
      * {@code read()} returning -1 twice (the end found in the peer's flags, then remembered). Without it the
@@ -138,10 +147,9 @@ final class DataPathWarmup {
      */
     private static void endOfStream(Segment seg, ShmSettings settings, SocketHooks hooks) throws IOException {
         seg.resetConnectionFields();
-        ShmMedium server = new ShmMedium(0, seg, true, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-        ShmMedium client = new ShmMedium(0, seg, false, null, io.sora.trace.Tracer.OFF, null, settings.futex());
-        RingConnection writer = new RingConnection(0, "shm", client, hooks, settings.spinIterations());
-        RingConnection reader = new RingConnection(0, "shm", server, hooks, settings.spinIterations());
+        RingConnection[] ends = connect(seg, settings, hooks);
+        RingConnection writer = ends[0];
+        RingConnection reader = ends[1];
         try {
             writer.outputStream().write(42);
             writer.close();
