@@ -210,7 +210,15 @@ public final class SoraAgent {
             SoraAgent agent = new SoraAgent(tracer, rules, fastPaths, instrumentation, channelPatch, delegate, unserved,
                     channelTrace);
             running = agent;
-            Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
+            try {
+                Runtime.getRuntime().addShutdownHook(agent.shutdownHook);
+            } catch (IllegalStateException exiting) {
+                // "Shutdown in progress": a short program ended while the agent started beside main (the
+                // start is on a daemon thread). Nothing is wrong and nobody is left to serve: what the
+                // hook would do at exit (listeners' files, the trace) is done now, without an error
+                agent.shutdownHook.run();
+                return;
+            }
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning,
                     unserved == null ? List::of : unserved::found);
