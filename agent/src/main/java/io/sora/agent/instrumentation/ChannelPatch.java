@@ -211,7 +211,7 @@ public final class ChannelPatch implements ClassFileTransformer {
                 try (InputStream in = Object.class.getModule().getResourceAsStream(name + ".class")) {
                     if (in == null) {
                         problems.add(name.replace('/', '.') + ": no such class");
-                    } else if (patch(name, in.readAllBytes(), problems) == null) {
+                    } else if (cachedPatch(name, in.readAllBytes(), problems) == null) {
                         problems.add(name.replace('/', '.') + ": not patched");
                     }
                 } catch (IOException | RuntimeException e) {
@@ -255,7 +255,7 @@ public final class ChannelPatch implements ClassFileTransformer {
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || !installed || name == null || !PLAN.containsKey(name)) return null;
         try {
-            byte[] out = patch(name, bytes, errors);
+            byte[] out = cachedPatch(name, bytes, errors);
             if (out == null) {
                 System.err.println("[sora] ERROR instrumentation of " + name.replace('/', '.')
                         + " failed, channels stay on TCP: " + errors);
@@ -267,6 +267,17 @@ public final class ChannelPatch implements ClassFileTransformer {
                     + " failed, channels stay on TCP: " + t);
             return null;
         }
+    }
+
+    /** {@link #patch}, kept in the agent's {@link PatchCache}: a JVM after the first takes it from there. */
+    private static byte[] cachedPatch(String name, byte[] bytes, List<String> errors) {
+        PatchCache.Entry kept = PatchCache.AGENT.entry("channel", name, bytes);
+        byte[] out = kept.read();
+        if (out == null) {
+            out = patch(name, bytes, errors);
+            kept.store(out);
+        }
+        return out;
     }
 
     /** The patched class file, or null (unchanged) when not every planned method was found. */

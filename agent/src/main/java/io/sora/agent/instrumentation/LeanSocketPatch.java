@@ -103,7 +103,13 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || !installed || !(SOCKET.equals(name) || SERVER_SOCKET.equals(name))) return null;
         try {
-            return patch(name, bytes, errors);
+            PatchCache.Entry kept = PatchCache.AGENT.entry("socket", name, bytes);
+            byte[] out = kept.read();
+            if (out == null) {
+                out = patch(name, bytes, errors);
+                kept.store(out);
+            }
+            return out;
         } catch (Throwable t) {
             errors.add(name.replace('/', '.') + ": " + t);
             System.err.println("[sora] ERROR instrumentation of " + name.replace('/', '.')

@@ -93,7 +93,12 @@ public final class ManagementPatch implements ClassFileTransformer {
         if (loader != null || !installed || !FACTORY.equals(name)) return null;
         byte[] patched = null;
         try {
-            patched = patch(bytes);
+            PatchCache.Entry kept = PatchCache.AGENT.entry("management", name, bytes);
+            patched = kept.read();
+            if (patched == null) {
+                patched = patch(bytes);
+                kept.store(patched);
+            }
             if (patched == null) {
                 error = "java.lang.management.ManagementFactory: no " + METHOD + DESC + " (unknown JDK): left unchanged";
             }
