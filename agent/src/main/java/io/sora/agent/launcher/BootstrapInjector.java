@@ -29,18 +29,20 @@ final class BootstrapInjector {
     private BootstrapInjector() {
     }
 
-    static void inject(File agentJar, Instrumentation inst) throws Exception {
-        Map<String, byte[]> classes = bootstrapClasses(agentJar);
+    /** @param pack the agent's class pack (null: none), which holds the bridge's classes: then the agent jar is not opened again */
+    static void inject(File agentJar, Instrumentation inst, ClassPack pack) throws Exception {
+        Map<String, byte[]> classes = pack == null ? null : pack.bootClasses();
+        if (classes == null) classes = bootstrapClasses(agentJar);
         try {
-            defineInBootLoader(classes, inst);
+            defineInBootLoader(classes, inst, pack);
         } catch (Exception | LinkageError e) {
             File boot = AgentClassLoader.extractedBootstrapJar(agentJar);
             inst.appendToBootstrapClassLoaderSearch(new JarFile(boot));
         }
     }
 
-    private static void defineInBootLoader(Map<String, byte[]> classes, Instrumentation inst) throws Exception {
-        JdkInternals.call(inst, Set.of("jdk.internal.misc"), "defineInBootLoader", Map.class, classes);
+    private static void defineInBootLoader(Map<String, byte[]> classes, Instrumentation inst, ClassPack pack) throws Exception {
+        JdkInternals.call(inst, Set.of("jdk.internal.misc"), "defineInBootLoader", Map.class, classes, pack);
     }
 
     private static Map<String, byte[]> bootstrapClasses(File agentJar) throws IOException {

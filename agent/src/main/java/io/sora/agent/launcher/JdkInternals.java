@@ -23,7 +23,14 @@ final class JdkInternals {
 
     static Object call(Instrumentation inst, Set<String> packages, String method, Class<?> type, Object arg)
             throws Exception {
-        OneUseLoader loader = new OneUseLoader(stepsBytes());
+        return call(inst, packages, method, type, arg, null);
+    }
+
+    /** @param pack the agent's class pack, which holds the steps class (null: read from the agent jar) */
+    static Object call(Instrumentation inst, Set<String> packages, String method, Class<?> type, Object arg, ClassPack pack)
+            throws Exception {
+        byte[] stepsFile = pack == null ? null : pack.bytes(ClassPack.STEPS_CLASS);
+        OneUseLoader loader = new OneUseLoader(stepsFile != null ? stepsFile : stepsBytes());
         Class<?> steps = Class.forName(STEPS, true, loader);
         Module base = Object.class.getModule();
         Map<String, Set<Module>> exports = new HashMap<>();

@@ -146,7 +146,7 @@ public final class SoraLauncher {
             File jar = agentJar();
             AgentClassLoader loader = AgentClassLoader.forAgentJar(jar, true);
             long t1 = System.nanoTime();
-            BootstrapInjector.inject(jar, inst);
+            BootstrapInjector.inject(jar, inst, loader.pack());
             long t2 = System.nanoTime();
             try {
                 loader.grantNativeModules(inst);
@@ -155,8 +155,8 @@ public final class SoraLauncher {
             }
             long t3 = System.nanoTime();
             if (Boolean.getBoolean(TIMING_PROPERTY)) {
-                System.err.printf("[sora] start-up: class loader %.1f ms, bootstrap bridge %.1f ms, native modules %.1f ms%n",
-                        (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
+                System.err.printf("[sora] start-up: class loader %.1f ms (%s), bootstrap bridge %.1f ms, native modules %.1f ms%n",
+                        (t1 - t0) / 1e6, loader.packSummary(), (t2 - t1) / 1e6, (t3 - t2) / 1e6);
             }
             Class<?> agent = Class.forName(AGENT_CLASS, true, loader);
             Method m = agent.getMethod("start", String.class, Instrumentation.class, boolean.class, File.class, boolean.class);

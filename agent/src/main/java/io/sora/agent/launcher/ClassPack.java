@@ -1,0 +1,380 @@
+package io.sora.agent.launcher;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.jar.Attributes;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+/**
+ * The class files of the agent's inner jars in one file, made when the agent jar is built
+ * ({@link #main}) and read by {@link AgentClassLoader}: one mapping, an index precomputed as an
+ * open-addressing hash table over {@link String#hashCode()}, no zip to open and nothing to inflate.
+ *
+ * <p>Why: a JVM started with the agent loaded its ~130 agent classes through {@code URLClassLoader},
+ * all of it interpreted at that time: opening each of the twelve jars (Byte Buddy's central directory
+ * alone has 3,300 entries), probing them in order, inflating, reading manifests, and asking the
+ * platform and boot loaders first for every name. Measured 2026-11-27 (async-profiler, 0.2 ms CPU
+ * samples, a server JVM of the JSOR sample): 44 ms of the agent's start-up thread's 97 ms, and 80 ms of
+ * CPU across the JVM's threads, went to that class loading. Looking a name up here allocates nothing.
+ *
+ * <p>Layout (big-endian): magic {@code SORAPACK}, version, jar count, then per jar its file name and
+ * the package attributes of its manifest (the six specification/implementation strings, empty when
+ * absent); class count, table size (a power of two), the table (entry index + 1 per slot, 0 empty), and
+ * per class: name offset, name length (UTF-8 bytes, '.'-separated), jar index, data offset, data length;
+ * then names and class data. Classes that a multi-release jar versions ({@code META-INF/versions/N/})
+ * are left out: the jar's own loading picks the right version for the running JDK; so are classes of
+ * the JDK's packages (asked of the JDK's loaders first, as always). Besides classes: sora's own
+ * resources by their path ({@code io/sora/...}, its native libraries: a resource looked up in the jars
+ * opened every jar before the one holding it), and the launcher's entries (the bootstrap bridge's
+ * classes and {@code JdkInternalSteps}, which the launcher otherwise read from the agent jar, opened a
+ * second time), under a jar no class path holds. The build fails if two jars hold different class
+ * files of one name: which one a class path served would depend on its order.
+ */
+final class ClassPack {
+    static final String ENTRY = "sora/inst/classes.pack";
+    private static final long MAGIC = 0x534f52415041434bL; // "SORAPACK"
+    private static final int VERSION = 1;
+    private static final int ENTRY_INTS = 5;
+    /** The resources the pack holds: sora's own (its native libraries), by their path. */
+    static final String RESOURCE_PREFIX = "io/sora/";
+
+    private final ByteBuffer buf;
+    private final String[] jars;
+    private final String[][] packageAttributes;
+    private final int count;
+    private final int mask;
+    private final int tableAt;
+    private final int entriesAt;
+
+    private ClassPack(ByteBuffer buf) throws IOException {
+        this.buf = buf;
+        if (buf.remaining() < 24 || buf.getLong(0) != MAGIC) throw new IOException("not a class pack");
+        int at = 8;
+        if (buf.getInt(at) != VERSION) throw new IOException("class pack version " + buf.getInt(at) + ", expected " + VERSION);
+        at += 4;
+        int jarCount = buf.getInt(at);
+        at += 4;
+        jars = new String[jarCount];
+        packageAttributes = new String[jarCount][];
+        for (int j = 0; j < jarCount; j++) {
+            String[] s = new String[7];
+            for (int k = 0; k < 7; k++) {
+                int len = buf.getShort(at) & 0xffff;
+                at += 2;
+                byte[] b = new byte[len];
+                buf.get(at, b);
+                at += len;
+                s[k] = k == 0 || len > 0 ? new String(b, StandardCharsets.UTF_8) : null;
+            }
+            jars[j] = s[0];
+            packageAttributes[j] = java.util.Arrays.copyOfRange(s, 1, 7);
+        }
+        count = buf.getInt(at);
+        int tableSize = buf.getInt(at + 4);
+        at += 8;
+        if (Integer.bitCount(tableSize) != 1 || tableSize < count) throw new IOException("class pack table size " + tableSize);
+        mask = tableSize - 1;
+        tableAt = at;
+        entriesAt = tableAt + 4 * tableSize;
+        if ((long) entriesAt + 4L * ENTRY_INTS * count > buf.limit()) throw new IOException("class pack truncated");
+    }
+
+    /** Maps {@code file} (read-only; the mapping outlives the channel). */
+    static ClassPack open(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            return new ClassPack(ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size()));
+        }
+    }
+
+    int jarCount() {
+        return jars.length;
+    }
+
+    String jar(int j) {
+        return jars[j];
+    }
+
+    /** Specification title, version, vendor, implementation title, version, vendor of jar {@code j}'s manifest (null: absent). */
+    String[] packageAttributes(int j) {
+        return packageAttributes[j];
+    }
+
+    /** The entry of the class named {@code name} (binary name, '.'-separated), or -1. */
+    int find(String name) {
+        int slot = spread(name.hashCode()) & mask;
+        for (int probes = 0; probes <= mask; probes++) {
+            int e = buf.getInt(tableAt + 4 * slot) - 1;
+            if (e < 0) return -1;
+            if (nameEquals(e, name)) return e;
+            slot = (slot + 1) & mask;
+        }
+        return -1;
+    }
+
+    int jarOf(int e) {
+        return buf.getInt(entry(e) + 8);
+    }
+
+    /** The class file of entry {@code e}: a read-only view of the mapping (not a copy). */
+    ByteBuffer classFile(int e) {
+        int at = entry(e);
+        int offset = buf.getInt(at + 12);
+        int length = buf.getInt(at + 16);
+        return buf.slice(offset, length);
+    }
+
+    private int entry(int e) {
+        return entriesAt + 4 * ENTRY_INTS * e;
+    }
+
+    /** Class names are ASCII in practice; a name with other characters compares its UTF-8 bytes. */
+    private boolean nameEquals(int e, String name) {
+        int at = entry(e);
+        int offset = buf.getInt(at);
+        int length = buf.getInt(at + 4);
+        int n = name.length();
+        if (length == n) {
+            for (int i = 0; i < n; i++) {
+                char c = name.charAt(i);
+                if (c >= 0x80) return utf8Equals(offset, length, name);
+                if (buf.get(offset + i) != (byte) c) return false;
+            }
+            return true;
+        }
+        return length > n && utf8Equals(offset, length, name);
+    }
+
+    private boolean utf8Equals(int offset, int length, String name) {
+        byte[] want = name.getBytes(StandardCharsets.UTF_8);
+        if (want.length != length) return false;
+        for (int i = 0; i < length; i++) {
+            if (buf.get(offset + i) != want[i]) return false;
+        }
+        return true;
+    }
+
+    private static int spread(int h) {
+        return h ^ (h >>> 16);
+    }
+
+    /**
+     * Build time: {@code ClassPack OUT JAR...} writes the pack of the jars' classes (the first jar
+     * holding a name wins, as on a class path in that order).
+     */
+    public static void main(String[] args) throws IOException {
+        if (args.length < 2) {
+            System.err.println("usage: ClassPack OUT.pack [--boot BOOTSTRAP.jar] [--steps JdkInternalSteps.class] JAR...");
+            System.exit(2);
+        }
+        List<Path> jarFiles = new ArrayList<>();
+        Path boot = null;
+        Path steps = null;
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("--boot")) boot = Path.of(args[++i]);
+            else if (args[i].equals("--steps")) steps = Path.of(args[++i]);
+            else jarFiles.add(Path.of(args[i]));
+        }
+        write(Path.of(args[0]), jarFiles, boot, steps);
+    }
+
+    /**
+     * The launcher's own entries (under a jar no class path holds, so never served as classes or
+     * resources): the bootstrap bridge's classes, {@link #BOOT_CLASSES}, and the class file of
+     * {@link JdkInternalSteps}, {@link #STEPS_CLASS}: read at start-up without opening the agent jar again.
+     */
+    static final String LAUNCHER_JAR = "(launcher)";
+    static final String BOOT_CLASSES = "launcher/boot-classes";
+    static final String STEPS_CLASS = "launcher/JdkInternalSteps.class";
+
+    /** An entry's bytes as a new array (the launcher's entries), or null when the pack has no such entry. */
+    byte[] bytes(String key) {
+        int e = find(key);
+        if (e < 0) return null;
+        ByteBuffer b = classFile(e);
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    /** The bootstrap bridge's classes (binary name to class file), or null when the pack has none. */
+    java.util.Map<String, byte[]> bootClasses() throws IOException {
+        byte[] b = bytes(BOOT_CLASSES);
+        if (b == null) return null;
+        java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(b));
+        int n = in.readInt();
+        java.util.Map<String, byte[]> out = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String name = in.readUTF();
+            byte[] c = new byte[in.readInt()];
+            in.readFully(c);
+            out.put(name, c);
+        }
+        return out;
+    }
+
+    static void write(Path out, List<Path> jarFiles) throws IOException {
+        write(out, jarFiles, null, null);
+    }
+
+    static void write(Path out, List<Path> jarFiles, Path bootJar, Path stepsClass) throws IOException {
+        // packages of the JDK's modules are never served from the pack: the JDK's loaders are asked first
+        java.util.regex.Pattern jdkPackages = java.util.regex.Pattern.compile("(java|javax|jdk|sun|com\\.sun)\\.");
+        Map<String, byte[]> classes = new LinkedHashMap<>();
+        Map<String, Integer> jarOf = new LinkedHashMap<>();
+        List<String[]> jarInfo = new ArrayList<>();
+        for (int j = 0; j < jarFiles.size(); j++) {
+            Path jar = jarFiles.get(j);
+            try (JarFile zip = new JarFile(jar.toFile())) {
+                Manifest m = zip.getManifest();
+                Attributes a = m == null ? new Attributes() : m.getMainAttributes();
+                jarInfo.add(new String[]{jar.getFileName().toString(),
+                        a.getValue(Attributes.Name.SPECIFICATION_TITLE), a.getValue(Attributes.Name.SPECIFICATION_VERSION),
+                        a.getValue(Attributes.Name.SPECIFICATION_VENDOR), a.getValue(Attributes.Name.IMPLEMENTATION_TITLE),
+                        a.getValue(Attributes.Name.IMPLEMENTATION_VERSION), a.getValue(Attributes.Name.IMPLEMENTATION_VENDOR)});
+                Set<String> versioned = new HashSet<>();
+                for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
+                    String n = en.nextElement().getName();
+                    if (n.startsWith("META-INF/versions/") && n.endsWith(".class")) {
+                        String rest = n.substring("META-INF/versions/".length());
+                        versioned.add(rest.substring(rest.indexOf('/') + 1));
+                    }
+                }
+                for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
+                    ZipEntry e = en.nextElement();
+                    String n = e.getName();
+                    if (!e.isDirectory() && !n.endsWith(".class") && n.startsWith(RESOURCE_PREFIX) && !classes.containsKey(n)) {
+                        try (InputStream in = zip.getInputStream(e)) {
+                            classes.put(n, in.readAllBytes()); // a resource: its path, with '/', never a class's name
+                        }
+                        jarOf.put(n, j);
+                        continue;
+                    }
+                    if (e.isDirectory() || !n.endsWith(".class") || n.startsWith("META-INF/")
+                            || n.endsWith("module-info.class") || n.endsWith("package-info.class")) continue;
+                    String name = n.substring(0, n.length() - ".class".length()).replace('/', '.');
+                    if (jdkPackages.matcher(name).lookingAt()) continue;
+                    byte[] bytes;
+                    try (InputStream in = zip.getInputStream(e)) {
+                        bytes = in.readAllBytes();
+                    }
+                    if (classes.containsKey(name)) {
+                        byte[] first = classes.get(name);
+                        if (first != null && !java.util.Arrays.equals(first, bytes)) {
+                            throw new IOException("class " + name + " differs in " + jarFiles.get(jarOf.get(name)).getFileName()
+                                    + " and " + jar.getFileName() + ": the class path's order would decide");
+                        }
+                        continue;
+                    }
+                    // a class the jar versions is left to the jar (the running JDK picks), and so is a later copy
+                    classes.put(name, versioned.contains(n) ? null : bytes);
+                    jarOf.put(name, j);
+                }
+            }
+        }
+        if (bootJar != null || stepsClass != null) {
+            int j = jarInfo.size();
+            jarInfo.add(new String[]{LAUNCHER_JAR, null, null, null, null, null, null});
+            if (stepsClass != null) {
+                classes.put(STEPS_CLASS, Files.readAllBytes(stepsClass));
+                jarOf.put(STEPS_CLASS, j);
+            }
+            if (bootJar != null) {
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                DataOutputStream d = new DataOutputStream(b);
+                List<String> names = new ArrayList<>();
+                List<byte[]> files = new ArrayList<>();
+                try (ZipFile zip = new ZipFile(bootJar.toFile())) {
+                    for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
+                        ZipEntry e = en.nextElement();
+                        String n = e.getName();
+                        if (!n.endsWith(".class") || n.endsWith("module-info.class")) continue;
+                        names.add(n.substring(0, n.length() - 6).replace('/', '.'));
+                        try (InputStream in = zip.getInputStream(e)) {
+                            files.add(in.readAllBytes());
+                        }
+                    }
+                }
+                d.writeInt(names.size());
+                for (int i = 0; i < names.size(); i++) {
+                    d.writeUTF(names.get(i));
+                    d.writeInt(files.get(i).length);
+                    d.write(files.get(i));
+                }
+                d.flush();
+                classes.put(BOOT_CLASSES, b.toByteArray());
+                jarOf.put(BOOT_CLASSES, j);
+            }
+        }
+        classes.values().removeIf(java.util.Objects::isNull);
+        List<String> names = new ArrayList<>(classes.keySet());
+        int tableSize = Integer.highestOneBit(Math.max(2, names.size() * 2 - 1)) << 1;
+        int[] table = new int[tableSize];
+        for (int i = 0; i < names.size(); i++) {
+            int slot = spread(names.get(i).hashCode()) & (tableSize - 1);
+            while (table[slot] != 0) slot = (slot + 1) & (tableSize - 1);
+            table[slot] = i + 1;
+        }
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        DataOutputStream h = new DataOutputStream(head);
+        h.writeLong(MAGIC);
+        h.writeInt(VERSION);
+        h.writeInt(jarInfo.size());
+        for (String[] info : jarInfo) {
+            for (String s : info) {
+                byte[] b = s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+                h.writeShort(b.length);
+                h.write(b);
+            }
+        }
+        h.writeInt(names.size());
+        h.writeInt(tableSize);
+        for (int t : table) h.writeInt(t);
+        int entriesAt = head.size();
+        int namesAt = entriesAt + 4 * ENTRY_INTS * names.size();
+        ByteArrayOutputStream nameBytes = new ByteArrayOutputStream();
+        int[] nameOffset = new int[names.size()];
+        int[] nameLength = new int[names.size()];
+        for (int i = 0; i < names.size(); i++) {
+            byte[] b = names.get(i).getBytes(StandardCharsets.UTF_8);
+            nameOffset[i] = namesAt + nameBytes.size();
+            nameLength[i] = b.length;
+            nameBytes.write(b);
+        }
+        long dataAt = namesAt + nameBytes.size();
+        ByteBuffer entries = ByteBuffer.allocate(4 * ENTRY_INTS * names.size()).order(ByteOrder.BIG_ENDIAN);
+        long d = dataAt;
+        for (int i = 0; i < names.size(); i++) {
+            int len = classes.get(names.get(i)).length;
+            if (d + len > Integer.MAX_VALUE) throw new IOException("class pack over 2 GiB");
+            entries.putInt(nameOffset[i]).putInt(nameLength[i]).putInt(jarOf.get(names.get(i))).putInt((int) d).putInt(len);
+            d += len;
+        }
+        Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+        try (var o = new java.io.BufferedOutputStream(Files.newOutputStream(tmp))) {
+            o.write(head.toByteArray());
+            o.write(entries.array());
+            o.write(nameBytes.toByteArray());
+            for (String n : names) o.write(classes.get(n));
+        }
+        Files.move(tmp, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+}
