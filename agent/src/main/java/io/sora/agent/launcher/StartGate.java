@@ -51,7 +51,8 @@ final class StartGate implements ClassFileTransformer {
      */
     static boolean begin(Instrumentation inst, Runnable start) {
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (c.getClassLoader() == null && isGated(c.getName().replace('.', '/'))) return false;
+            // names compared dotted: no String.replace for each of the JVM's classes at its start
+            if (isGatedDotted(c.getName()) && c.getClassLoader() == null) return false;
         }
         StartGate gate = new StartGate(inst);
         inst.addTransformer(gate, false);
@@ -80,6 +81,15 @@ final class StartGate implements ClassFileTransformer {
         return switch (internalName) {
             case "java/net/Socket", "java/net/ServerSocket", "sun/nio/ch/SocketChannelImpl",
                     "sun/nio/ch/ServerSocketChannelImpl" -> true;
+            default -> false;
+        };
+    }
+
+    /** {@link #isGated}, for a binary (dotted) name. */
+    static boolean isGatedDotted(String name) {
+        return switch (name) {
+            case "java.net.Socket", "java.net.ServerSocket", "sun.nio.ch.SocketChannelImpl",
+                    "sun.nio.ch.ServerSocketChannelImpl" -> true;
             default -> false;
         };
     }
