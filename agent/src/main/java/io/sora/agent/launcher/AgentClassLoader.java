@@ -61,24 +61,12 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     /**
-     * Serves classes from {@code packFile} (extracted beside the jars) for the jars on this class path:
-     * the same bytes and code source as from the jar. Any failure leaves the jars to do it all.
+     * Serves classes from {@code p} (extracted beside the jars) for the jars on this class path: the
+     * same bytes and code source as from the jar.
      */
-    private void usePack(Path packFile, URL[] urls) {
-        try {
-            ClassPack p = ClassPack.open(packFile);
-            CodeSource[] sources = new CodeSource[p.jarCount()];
-            for (int j = 0; j < sources.length; j++) {
-                String file = "/" + p.jar(j);
-                for (URL u : urls) {
-                    if (u.getPath().endsWith(file)) sources[j] = new CodeSource(u, (java.security.CodeSigner[]) null);
-                }
-            }
-            packSources = sources;
-            pack = p;
-        } catch (IOException | RuntimeException e) {
-            packProblem = packFile + ": " + e; // the jars serve every class, as without a pack
-        }
+    private void usePack(ClassPack p, URL[] urls) {
+        packSources = ClassPack.sources(p, urls);
+        pack = p;
     }
 
     /** Creates the loader over the inner jars of {@code agentJar}, extracting them if needed. */
@@ -131,25 +119,42 @@ public final class AgentClassLoader extends URLClassLoader {
             }
         }
         urls.addAll(others);
+        String[] packProblem = {"no class pack in the agent jar"};
+        ClassPack pack = openPack(packFile, packProblem);
         if (modular.isEmpty()) {
-            return withPack(new AgentClassLoader(urls.toArray(new URL[0]), dir), packFile, urls);
+            return withPack(new AgentClassLoader(urls.toArray(new URL[0]), dir), pack, packProblem[0], urls);
         }
         AgentClassLoader loader = new AgentClassLoader(urls.toArray(new URL[0]), dir);
         try {
-            loader.nativeModules = NativeModules.define(modular, loader);
-            return withPack(loader, packFile, urls);
+            loader.nativeModules = NativeModules.define(modular, loader, pack);
+            return withPack(loader, pack, packProblem[0], urls);
         } catch (IOException | RuntimeException | LinkageError e) {
             // no layer on this JVM: all on one class path, as the command-line tool has it
             for (Path p : modular.values()) {
                 urls.add(p.toUri().toURL());
             }
-            return withPack(new AgentClassLoader(urls.toArray(new URL[0]), dir), packFile, urls);
+            return withPack(new AgentClassLoader(urls.toArray(new URL[0]), dir), pack, packProblem[0], urls);
         }
     }
 
-    private static AgentClassLoader withPack(AgentClassLoader loader, Path packFile, List<URL> urls) {
-        if (packFile != null && Boolean.getBoolean(NO_PACK_PROPERTY)) loader.packProblem = "-D" + NO_PACK_PROPERTY + "=true";
-        else if (packFile != null) loader.usePack(packFile, urls.toArray(new URL[0]));
+    /** The pack, or null with why in {@code problem[0]}: the jars then serve every class, as without a pack. */
+    private static ClassPack openPack(Path packFile, String[] problem) {
+        if (packFile == null) return null;
+        if (Boolean.getBoolean(NO_PACK_PROPERTY)) {
+            problem[0] = "-D" + NO_PACK_PROPERTY + "=true";
+            return null;
+        }
+        try {
+            return ClassPack.open(packFile);
+        } catch (IOException | RuntimeException e) {
+            problem[0] = packFile + ": " + e;
+            return null;
+        }
+    }
+
+    private static AgentClassLoader withPack(AgentClassLoader loader, ClassPack pack, String problem, List<URL> urls) {
+        if (pack != null) loader.usePack(pack, urls.toArray(new URL[0]));
+        else loader.packProblem = problem;
         return loader;
     }
 
@@ -189,7 +194,13 @@ public final class AgentClassLoader extends URLClassLoader {
                     Class<?> c = findLoadedClass(name);
                     if (c == null) {
                         definePackageOf(name, p.packageAttributes(p.jarOf(e)));
-                        c = defineClass(name, p.classFile(e), source);
+                        byte[] b;
+                        try {
+                            b = p.classFile(e);
+                        } catch (IOException ex) {
+                            throw new ClassNotFoundException(name + ": reading the agent's class pack failed", ex);
+                        }
+                        c = defineClass(name, b, 0, b.length, source);
                     }
                     if (resolve) resolveClass(c);
                     return c;
@@ -214,7 +225,7 @@ public final class AgentClassLoader extends URLClassLoader {
     }
 
     /**
-     * sora's own resources (its native libraries) from the pack, read from the mapping: looking one up
+     * sora's own resources (its native libraries) from the pack: looking one up
      * in the jars opened every jar before it, interpreted at start-up (9 ms for {@code libsora.so},
      * measured 2026-11-27). Anything else, as {@link URLClassLoader} does it.
      */
@@ -223,38 +234,15 @@ public final class AgentClassLoader extends URLClassLoader {
         ClassPack p = pack;
         if (p != null && name.startsWith(ClassPack.RESOURCE_PREFIX)) {
             int e = p.find(name);
-            if (e >= 0 && packSources[p.jarOf(e)] != null) return new BufferInput(p.classFile(e));
+            if (e >= 0 && packSources[p.jarOf(e)] != null) {
+                try {
+                    return new java.io.ByteArrayInputStream(p.classFile(e));
+                } catch (IOException ex) {
+                    // as if the pack did not have it: the jars
+                }
+            }
         }
         return super.getResourceAsStream(name);
-    }
-
-    /** An input stream over a buffer of the pack. */
-    private static final class BufferInput extends InputStream {
-        private final java.nio.ByteBuffer buf;
-
-        BufferInput(java.nio.ByteBuffer buf) {
-            this.buf = buf;
-        }
-
-        @Override
-        public int read() {
-            return buf.hasRemaining() ? buf.get() & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            java.util.Objects.checkFromIndexSize(off, len, b.length);
-            if (len == 0) return 0;
-            if (!buf.hasRemaining()) return -1;
-            int n = Math.min(len, buf.remaining());
-            buf.get(b, off, n);
-            return n;
-        }
-
-        @Override
-        public int available() {
-            return buf.remaining();
-        }
     }
 
     /** As the jar would: the package with its manifest's attributes, the first time. */

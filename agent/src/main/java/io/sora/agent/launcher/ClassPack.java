@@ -6,11 +6,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.HashSet;
@@ -26,7 +24,7 @@ import java.util.zip.ZipFile;
 
 /**
  * The class files of the agent's inner jars in one file, made when the agent jar is built
- * ({@link #main}) and read by {@link AgentClassLoader}: one mapping, an index precomputed as an
+ * ({@link #main}) and read by {@link AgentClassLoader}: one open file, an index precomputed as an
  * open-addressing hash table over {@link String#hashCode()}, no zip to open and nothing to inflate.
  *
  * <p>Why: a JVM started with the agent loaded its ~130 agent classes through {@code URLClassLoader},
@@ -36,7 +34,8 @@ import java.util.zip.ZipFile;
  * samples, a server JVM of the JSOR sample): 44 ms of the agent's start-up thread's 97 ms, and 80 ms of
  * CPU across the JVM's threads, went to that class loading. Looking a name up here allocates nothing.
  *
- * <p>Layout (big-endian): magic {@code SORAPACK}, version, jar count, then per jar its file name and
+ * <p>Layout (big-endian): magic {@code SORAPACK}, version, index length (where the class data begins),
+ * jar count, then per jar its file name and
  * the package attributes of its manifest (the six specification/implementation strings, empty when
  * absent); class count, table size (a power of two), the table (entry index + 1 per slot, 0 empty), and
  * per class: name offset, name length (UTF-8 bytes, '.'-separated), jar index, data offset, data length;
@@ -52,12 +51,17 @@ import java.util.zip.ZipFile;
 final class ClassPack {
     static final String ENTRY = "sora/inst/classes.pack";
     private static final long MAGIC = 0x534f52415041434bL; // "SORAPACK"
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
+    /** Magic, version, index length (the offset of the class data). */
+    private static final int HEADER = 16;
     private static final int ENTRY_INTS = 5;
     /** The resources the pack holds: sora's own (its native libraries), by their path. */
     static final String RESOURCE_PREFIX = "io/sora/";
 
-    private final ByteBuffer buf;
+    /** The file, for class files read on demand (positioned reads under its lock). */
+    private final java.io.RandomAccessFile file;
+    /** The file's index part (everything before the class data), read once. */
+    private final byte[] index;
     private final String[] jars;
     private final String[][] packageAttributes;
     private final int count;
@@ -65,44 +69,92 @@ final class ClassPack {
     private final int tableAt;
     private final int entriesAt;
 
-    private ClassPack(ByteBuffer buf) throws IOException {
-        this.buf = buf;
-        if (buf.remaining() < 24 || buf.getLong(0) != MAGIC) throw new IOException("not a class pack");
-        int at = 8;
-        if (buf.getInt(at) != VERSION) throw new IOException("class pack version " + buf.getInt(at) + ", expected " + VERSION);
-        at += 4;
-        int jarCount = buf.getInt(at);
+    private ClassPack(java.io.RandomAccessFile file, byte[] index) throws IOException {
+        this.file = file;
+        this.index = index;
+        int at = HEADER;
+        int jarCount = i32(at);
         at += 4;
         jars = new String[jarCount];
         packageAttributes = new String[jarCount][];
         for (int j = 0; j < jarCount; j++) {
             String[] s = new String[7];
             for (int k = 0; k < 7; k++) {
-                int len = buf.getShort(at) & 0xffff;
+                int len = ((index[at] & 0xff) << 8) | (index[at + 1] & 0xff);
                 at += 2;
-                byte[] b = new byte[len];
-                buf.get(at, b);
+                s[k] = k == 0 || len > 0 ? new String(index, at, len, StandardCharsets.UTF_8) : null;
                 at += len;
-                s[k] = k == 0 || len > 0 ? new String(b, StandardCharsets.UTF_8) : null;
             }
             jars[j] = s[0];
             packageAttributes[j] = java.util.Arrays.copyOfRange(s, 1, 7);
         }
-        count = buf.getInt(at);
-        int tableSize = buf.getInt(at + 4);
+        count = i32(at);
+        int tableSize = i32(at + 4);
         at += 8;
         if (Integer.bitCount(tableSize) != 1 || tableSize < count) throw new IOException("class pack table size " + tableSize);
         mask = tableSize - 1;
         tableAt = at;
         entriesAt = tableAt + 4 * tableSize;
-        if ((long) entriesAt + 4L * ENTRY_INTS * count > buf.limit()) throw new IOException("class pack truncated");
+        if ((long) entriesAt + 4L * ENTRY_INTS * count > index.length) throw new IOException("class pack truncated");
     }
 
-    /** Maps {@code file} (read-only; the mapping outlives the channel). */
-    static ClassPack open(Path file) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            return new ClassPack(ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size()));
+    /**
+     * Opens {@code path}: reads its index (a few hundred KiB) and keeps the file open for the class files.
+     * Not a mapping: {@code FileChannel.map} first used in a JVM cost 10-12 ms on JDK 17 and 35 ms on JDK
+     * 25 (its mapped-segment classes), measured 2026-11-27; {@code RandomAccessFile}, which the JDK's own
+     * zip code has loaded already, well under 1 ms.
+     */
+    static ClassPack open(Path path) throws IOException {
+        java.io.RandomAccessFile f = new java.io.RandomAccessFile(path.toFile(), "r");
+        try {
+            byte[] head = new byte[HEADER];
+            f.readFully(head);
+            long magic = 0;
+            for (int i = 0; i < 8; i++) magic = (magic << 8) | (head[i] & 0xff);
+            if (magic != MAGIC) throw new IOException("not a class pack: " + path);
+            int version = ((head[8] & 0xff) << 24) | ((head[9] & 0xff) << 16) | ((head[10] & 0xff) << 8) | (head[11] & 0xff);
+            if (version != VERSION) throw new IOException("class pack version " + version + ", expected " + VERSION + ": " + path);
+            int indexLength = ((head[12] & 0xff) << 24) | ((head[13] & 0xff) << 16) | ((head[14] & 0xff) << 8) | (head[15] & 0xff);
+            if (indexLength < HEADER || indexLength > f.length()) throw new IOException("class pack index length " + indexLength + ": " + path);
+            byte[] index = new byte[indexLength];
+            f.seek(0);
+            f.readFully(index);
+            return new ClassPack(f, index);
+        } catch (IOException | RuntimeException e) {
+            f.close();
+            throw e;
         }
+    }
+
+    private int i32(int at) {
+        return ((index[at] & 0xff) << 24) | ((index[at + 1] & 0xff) << 16) | ((index[at + 2] & 0xff) << 8) | (index[at + 3] & 0xff);
+    }
+
+    /** Per jar of {@code p}: the code source of its extracted copy among {@code urls}, or null when not among them. */
+    static java.security.CodeSource[] sources(ClassPack p, java.net.URL[] urls) {
+        java.security.CodeSource[] sources = new java.security.CodeSource[p.jarCount()];
+        for (int j = 0; j < sources.length; j++) {
+            String file = "/" + p.jar(j);
+            for (java.net.URL u : urls) {
+                if (u.getPath().endsWith(file)) sources[j] = new java.security.CodeSource(u, (java.security.CodeSigner[]) null);
+            }
+        }
+        return sources;
+    }
+
+    /** The packages of jar {@code jarFileName}'s classes, or null when the pack does not list them. */
+    java.util.Set<String> packagesOf(String jarFileName) throws IOException {
+        byte[] b = bytes(PACKAGES_PREFIX + jarFileName);
+        if (b == null) return null;
+        java.util.Set<String> out = new java.util.HashSet<>();
+        int from = 0;
+        for (int i = 0; i <= b.length; i++) {
+            if (i == b.length || b[i] == '\n') {
+                if (i > from) out.add(new String(b, from, i - from, StandardCharsets.UTF_8));
+                from = i + 1;
+            }
+        }
+        return out;
     }
 
     int jarCount() {
@@ -122,7 +174,7 @@ final class ClassPack {
     int find(String name) {
         int slot = spread(name.hashCode()) & mask;
         for (int probes = 0; probes <= mask; probes++) {
-            int e = buf.getInt(tableAt + 4 * slot) - 1;
+            int e = i32(tableAt + 4 * slot) - 1;
             if (e < 0) return -1;
             if (nameEquals(e, name)) return e;
             slot = (slot + 1) & mask;
@@ -131,15 +183,20 @@ final class ClassPack {
     }
 
     int jarOf(int e) {
-        return buf.getInt(entry(e) + 8);
+        return i32(entry(e) + 8);
     }
 
-    /** The class file of entry {@code e}: a read-only view of the mapping (not a copy). */
-    ByteBuffer classFile(int e) {
+    /** The class file (or resource) of entry {@code e}, read from the file. */
+    byte[] classFile(int e) throws IOException {
         int at = entry(e);
-        int offset = buf.getInt(at + 12);
-        int length = buf.getInt(at + 16);
-        return buf.slice(offset, length);
+        long offset = i32(at + 12) & 0xffffffffL;
+        int length = i32(at + 16);
+        byte[] out = new byte[length];
+        synchronized (file) {
+            file.seek(offset);
+            file.readFully(out);
+        }
+        return out;
     }
 
     private int entry(int e) {
@@ -149,14 +206,14 @@ final class ClassPack {
     /** Class names are ASCII in practice; a name with other characters compares its UTF-8 bytes. */
     private boolean nameEquals(int e, String name) {
         int at = entry(e);
-        int offset = buf.getInt(at);
-        int length = buf.getInt(at + 4);
+        int offset = i32(at);
+        int length = i32(at + 4);
         int n = name.length();
         if (length == n) {
             for (int i = 0; i < n; i++) {
                 char c = name.charAt(i);
                 if (c >= 0x80) return utf8Equals(offset, length, name);
-                if (buf.get(offset + i) != (byte) c) return false;
+                if (index[offset + i] != (byte) c) return false;
             }
             return true;
         }
@@ -167,7 +224,7 @@ final class ClassPack {
         byte[] want = name.getBytes(StandardCharsets.UTF_8);
         if (want.length != length) return false;
         for (int i = 0; i < length; i++) {
-            if (buf.get(offset + i) != want[i]) return false;
+            if (index[offset + i] != want[i]) return false;
         }
         return true;
     }
@@ -204,15 +261,13 @@ final class ClassPack {
     static final String LAUNCHER_JAR = "(launcher)";
     static final String BOOT_CLASSES = "launcher/boot-classes";
     static final String STEPS_CLASS = "launcher/JdkInternalSteps.class";
+    /** Followed by a jar's file name: its classes' packages, one per line (the native-code modules' packages, JDK 22+). */
+    static final String PACKAGES_PREFIX = "launcher/packages/";
 
     /** An entry's bytes as a new array (the launcher's entries), or null when the pack has no such entry. */
-    byte[] bytes(String key) {
+    byte[] bytes(String key) throws IOException {
         int e = find(key);
-        if (e < 0) return null;
-        ByteBuffer b = classFile(e);
-        byte[] out = new byte[b.remaining()];
-        b.get(out);
-        return out;
+        return e < 0 ? null : classFile(e);
     }
 
     /** The bootstrap bridge's classes (binary name to class file), or null when the pack has none. */
@@ -240,6 +295,7 @@ final class ClassPack {
         java.util.regex.Pattern jdkPackages = java.util.regex.Pattern.compile("(java|javax|jdk|sun|com\\.sun)\\.");
         Map<String, byte[]> classes = new LinkedHashMap<>();
         Map<String, Integer> jarOf = new LinkedHashMap<>();
+        Map<String, Set<String>> packageLists = new LinkedHashMap<>();
         List<String[]> jarInfo = new ArrayList<>();
         for (int j = 0; j < jarFiles.size(); j++) {
             Path jar = jarFiles.get(j);
@@ -251,6 +307,8 @@ final class ClassPack {
                         a.getValue(Attributes.Name.SPECIFICATION_VENDOR), a.getValue(Attributes.Name.IMPLEMENTATION_TITLE),
                         a.getValue(Attributes.Name.IMPLEMENTATION_VERSION), a.getValue(Attributes.Name.IMPLEMENTATION_VENDOR)});
                 Set<String> versioned = new HashSet<>();
+                Set<String> packages = new java.util.TreeSet<>();
+                packageLists.put(jar.getFileName().toString(), packages);
                 for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
                     String n = en.nextElement().getName();
                     if (n.startsWith("META-INF/versions/") && n.endsWith(".class")) {
@@ -287,12 +345,18 @@ final class ClassPack {
                     // a class the jar versions is left to the jar (the running JDK picks), and so is a later copy
                     classes.put(name, versioned.contains(n) ? null : bytes);
                     jarOf.put(name, j);
+                    if (name.indexOf('.') > 0) packages.add(name.substring(0, name.lastIndexOf('.')));
                 }
             }
         }
+        int launcherJar = jarInfo.size();
+        jarInfo.add(new String[]{LAUNCHER_JAR, null, null, null, null, null, null});
+        for (Map.Entry<String, Set<String>> e : packageLists.entrySet()) {
+            classes.put(PACKAGES_PREFIX + e.getKey(), String.join("\n", e.getValue()).getBytes(StandardCharsets.UTF_8));
+            jarOf.put(PACKAGES_PREFIX + e.getKey(), launcherJar);
+        }
         if (bootJar != null || stepsClass != null) {
-            int j = jarInfo.size();
-            jarInfo.add(new String[]{LAUNCHER_JAR, null, null, null, null, null, null});
+            int j = launcherJar;
             if (stepsClass != null) {
                 classes.put(STEPS_CLASS, Files.readAllBytes(stepsClass));
                 jarOf.put(STEPS_CLASS, j);
@@ -337,6 +401,7 @@ final class ClassPack {
         DataOutputStream h = new DataOutputStream(head);
         h.writeLong(MAGIC);
         h.writeInt(VERSION);
+        h.writeInt(0); // the index length, known below
         h.writeInt(jarInfo.size());
         for (String[] info : jarInfo) {
             for (String s : info) {
@@ -368,9 +433,12 @@ final class ClassPack {
             entries.putInt(nameOffset[i]).putInt(nameLength[i]).putInt(jarOf.get(names.get(i))).putInt((int) d).putInt(len);
             d += len;
         }
+        if (dataAt > Integer.MAX_VALUE) throw new IOException("class pack index over 2 GiB");
+        byte[] headBytes = head.toByteArray();
+        ByteBuffer.wrap(headBytes).putInt(12, (int) dataAt);
         Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
         try (var o = new java.io.BufferedOutputStream(Files.newOutputStream(tmp))) {
-            o.write(head.toByteArray());
+            o.write(headBytes);
             o.write(entries.array());
             o.write(nameBytes.toByteArray());
             for (String n : names) o.write(classes.get(n));

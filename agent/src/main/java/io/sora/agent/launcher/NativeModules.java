@@ -78,13 +78,15 @@ final class NativeModules {
     }
 
     /** Defines a module layer over {@code jars} (module name to jar), loaded by one loader under {@code agent}. */
-    static NativeModules define(Map<String, Path> jars, AgentClassLoader agent) throws IOException {
+    /** @param pack the agent's class pack (null: none): the modules' packages and classes come from it too */
+    static NativeModules define(Map<String, Path> jars, AgentClassLoader agent, ClassPack pack) throws IOException {
         Map<String, ModuleReference> refs = new LinkedHashMap<>();
         Set<String> allPackages = new HashSet<>();
         URL[] urls = new URL[jars.size()];
         int i = 0;
         for (Map.Entry<String, Path> e : jars.entrySet()) {
-            Set<String> pkgs = packagesOf(e.getValue());
+            Set<String> listed = pack == null ? null : pack.packagesOf(e.getValue().getFileName().toString());
+            Set<String> pkgs = listed != null ? listed : packagesOf(e.getValue());
             allPackages.addAll(pkgs);
             ModuleDescriptor.Builder b = ModuleDescriptor.newModule(e.getKey()).requires("java.base");
             for (String p : pkgs) b.exports(p);
@@ -103,7 +105,7 @@ final class NativeModules {
             }
         };
         Set<String> frozen = Set.copyOf(allPackages);
-        Loader loader = new Loader(urls, agent, frozen);
+        Loader loader = new Loader(urls, agent, frozen, pack);
         Configuration cf = ModuleLayer.boot().configuration().resolve(finder, ModuleFinder.of(), refs.keySet());
         ModuleLayer.Controller controller = ModuleLayer.defineModules(cf, List.of(ModuleLayer.boot()), n -> loader);
         Map<String, Module> modules = new HashMap<>();
@@ -196,11 +198,45 @@ final class NativeModules {
 
         private final AgentClassLoader agent;
         private final Set<String> packages;
+        /** As the agent's loader: classes and sora's resources of these jars from the pack (null: from the jars). */
+        private final ClassPack pack;
+        private final java.security.CodeSource[] sources;
 
-        Loader(URL[] urls, AgentClassLoader agent, Set<String> packages) {
+        Loader(URL[] urls, AgentClassLoader agent, Set<String> packages, ClassPack pack) {
             super("sora-native", urls, agent);
             this.agent = agent;
             this.packages = packages;
+            this.pack = pack;
+            this.sources = pack == null ? null : ClassPack.sources(pack, urls);
+        }
+
+        @Override
+        protected Class<?> findClass(String name) throws ClassNotFoundException {
+            int e = pack == null ? -1 : pack.find(name);
+            if (e >= 0 && sources[pack.jarOf(e)] != null) {
+                byte[] b;
+                try {
+                    b = pack.classFile(e);
+                } catch (IOException ex) {
+                    throw new ClassNotFoundException(name + ": reading the agent's class pack failed", ex);
+                }
+                // the package is the named module's (the layer mapped it to this loader): no definePackage
+                return defineClass(name, b, 0, b.length, sources[pack.jarOf(e)]);
+            }
+            return super.findClass(name);
+        }
+
+        @Override
+        public java.io.InputStream getResourceAsStream(String name) {
+            int e = pack == null || !name.startsWith(ClassPack.RESOURCE_PREFIX) ? -1 : pack.find(name);
+            if (e >= 0 && sources[pack.jarOf(e)] != null) {
+                try {
+                    return new java.io.ByteArrayInputStream(pack.classFile(e));
+                } catch (IOException ex) {
+                    // as if the pack did not have it: the jars
+                }
+            }
+            return super.getResourceAsStream(name);
         }
 
         @Override

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,10 +45,8 @@ class ClassPackTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    static String s(ByteBuffer buf) {
-        byte[] out = new byte[buf.remaining()];
-        buf.get(out);
-        return new String(out, StandardCharsets.UTF_8);
+    static String s(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     @Test
@@ -68,8 +65,11 @@ class ClassPackTest {
         ClassPack.write(pack, List.of(jar(tmp.resolve("a.jar"), "1.2", a), jar(tmp.resolve("b.jar"), null, bj)));
 
         ClassPack p = ClassPack.open(pack);
-        assertEquals(2, p.jarCount());
+        assertEquals(3, p.jarCount(), "two jars and the launcher's entries");
         assertEquals("a.jar", p.jar(0));
+        assertEquals(java.util.Set.of("p"), p.packagesOf("a.jar"), "packages of classes only, not of resources");
+        assertEquals(java.util.Set.of("p"), p.packagesOf("b.jar"), "not the JDK's");
+        assertNull(p.packagesOf("c.jar"));
         int e = p.find("p.A");
         assertEquals(0, p.jarOf(e));
         assertEquals("A from a", s(p.classFile(e)));
