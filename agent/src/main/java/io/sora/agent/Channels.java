@@ -135,6 +135,14 @@ final class Channels {
         remember(ch, adaptor);
     }
 
+    private static boolean isInet(ServerSocketChannel serverChannel) {
+        try {
+            return serverChannel.getLocalAddress() instanceof InetSocketAddress;
+        } catch (IOException | RuntimeException e) {
+            return false; // closed meanwhile: nothing to serve
+        }
+    }
+
     private void tcpIfMatched(Socket adaptor, Side side, String reason) {
         if (!(adaptor.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(adaptor.getLocalSocketAddress() instanceof InetSocketAddress local)) {
@@ -218,8 +226,12 @@ final class Channels {
 
     void accepted(ServerSocketChannel serverChannel, SocketChannel ch) {
         Listeners.Server l = listeners.of(serverChannel);
-        // bound before a hot attach: the listener adopted for its port, if a rule may match (HotAttach)
-        if (l == null && whyNot() == null) l = hotAttach.serverOf(serverChannel);
+        // bound before a hot attach: the listener adopted for its port, if a rule may match (HotAttach).
+        // The address first, as in bound(): sora's own Unix-domain rendezvous accepts on the listener
+        // thread of every JVM with a shm accept rule, and a check of the channel patch there (the plan's
+        // classes, FileChannelImpl's retransformation, the selector's internals: 20-40 ms cold) delayed
+        // the first client's pairing of a program that never used a channel itself
+        if (l == null && isInet(serverChannel) && whyNot() == null) l = hotAttach.serverOf(serverChannel);
         if (l == null) return; // no accept rule may match: TCP
         Socket adaptor = ch.socket();
         // a non-blocking accept waits at most NON_BLOCKING_WAIT, and only for a client that announced

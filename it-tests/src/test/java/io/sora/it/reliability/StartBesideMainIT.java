@@ -53,6 +53,23 @@ class StartBesideMainIT {
         assertStartedOn(jdk, "sora-start", List.of(), "FileFirst", file.toString());
     }
 
+    /**
+     * A program of streams only pays nothing for channels: sora's own Unix-domain rendezvous accepting
+     * its client's announcement once checked the channel patch (every planned class patched again,
+     * {@code FileChannelImpl} retransformed, the selector's internals looked up: 20-40 ms of a cold JVM,
+     * on the path of its first pairing).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void aProgramOfStreamsNeverChecksTheChannelPatch(Path jdk) throws Exception {
+        Path log = tmp.resolve("classes.log");
+        assertStartedOn(jdk, "sora-start", List.of("-Xlog:class+load=info:file=" + log));
+        List<String> loads = java.nio.file.Files.readAllLines(log);
+        assertTrue(loads.stream().anyMatch(l -> l.contains("io.sora.transport.shm.RendezvousListener ")), "the rendezvous ran");
+        assertTrue(loads.stream().noneMatch(l -> l.contains("sun.nio.ch.FileChannelImpl source: __VM_RedefineClasses__")),
+                "FileChannelImpl retransformed: the channel patch was checked");
+    }
+
     private void assertStartedOn(Path jdk, String thread, List<String> extra) throws Exception {
         assertStartedOn(jdk, thread, extra, "SameJvmChecks", "maps", tmp.toString());
     }
