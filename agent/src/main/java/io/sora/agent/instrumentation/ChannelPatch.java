@@ -215,7 +215,7 @@ public final class ChannelPatch implements ClassFileTransformer {
                 try (InputStream in = Object.class.getModule().getResourceAsStream(name + ".class")) {
                     if (in == null) {
                         problems.add(name.replace('/', '.') + ": no such class");
-                    } else if (cachedPatch(name, in.readAllBytes(), problems) == null) {
+                    } else if (cachedPatch(name, in.readAllBytes(), problems, false) == null) {
                         problems.add(name.replace('/', '.') + ": not patched");
                     }
                 } catch (IOException | RuntimeException e) {
@@ -259,7 +259,7 @@ public final class ChannelPatch implements ClassFileTransformer {
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || !installed || name == null || !PLAN.containsKey(name)) return null;
         try {
-            byte[] out = cachedPatch(name, bytes, errors);
+            byte[] out = cachedPatch(name, bytes, errors, redefined != null);
             if (out == null) {
                 System.err.println("[sora] ERROR instrumentation of " + name.replace('/', '.')
                         + " failed, channels stay on TCP: " + errors);
@@ -273,9 +273,12 @@ public final class ChannelPatch implements ClassFileTransformer {
         }
     }
 
-    /** {@link #patch}, kept in the agent's {@link PatchCache}: a JVM after the first takes it from there. */
-    private static byte[] cachedPatch(String name, byte[] bytes, List<String> errors) {
-        PatchCache.Entry kept = PatchCache.AGENT.entry("channel", name, bytes);
+    /**
+     * {@link #patch}, kept in the agent's {@link PatchCache}: a JVM after the first takes it from there
+     * (a class file from the runtime image only: {@code retransforming}, see {@link PatchCache#entry}).
+     */
+    private static byte[] cachedPatch(String name, byte[] bytes, List<String> errors, boolean retransforming) {
+        PatchCache.Entry kept = PatchCache.AGENT.entry("channel", name, bytes, retransforming);
         byte[] out = kept.read();
         if (out == null) {
             out = patch(name, bytes, errors);

@@ -103,7 +103,7 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                             ProtectionDomain pd, byte[] bytes) {
         if (loader != null || !installed || !(SOCKET.equals(name) || SERVER_SOCKET.equals(name))) return null;
         try {
-            PatchCache.Entry kept = PatchCache.AGENT.entry("socket", name, bytes);
+            PatchCache.Entry kept = PatchCache.AGENT.entry("socket", name, bytes, redefined != null);
             byte[] out = kept.read();
             if (out == null) {
                 out = patch(name, bytes, errors);

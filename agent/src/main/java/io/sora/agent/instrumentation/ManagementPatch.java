@@ -93,7 +93,7 @@ public final class ManagementPatch implements ClassFileTransformer {
         if (loader != null || !installed || !FACTORY.equals(name)) return null;
         byte[] patched = null;
         try {
-            PatchCache.Entry kept = PatchCache.AGENT.entry("management", name, bytes);
+            PatchCache.Entry kept = PatchCache.AGENT.entry("management", name, bytes, redefined != null);
             patched = kept.read();
             if (patched == null) {
                 patched = patch(bytes);

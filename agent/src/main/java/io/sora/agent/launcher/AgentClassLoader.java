@@ -50,7 +50,7 @@ public final class AgentClassLoader extends URLClassLoader {
     /** The jars with native code, in named modules of their own; null: everything on this class path. */
     private volatile NativeModules nativeModules;
 
-    /** The inner jars' classes in one mapped file ({@link ClassPack}); null: every class from the jars. */
+    /** The inner jars' classes in one file ({@link ClassPack}); null: every class from the jars. */
     private volatile ClassPack pack;
     /** Per jar of the pack: where its classes come from (the extracted jar), or null when not on this class path. */
     private CodeSource[] packSources;
@@ -113,7 +113,8 @@ public final class AgentClassLoader extends URLClassLoader {
         List<URL> others = new ArrayList<>();
         for (java.util.Iterator<URL> it = urls.iterator(); it.hasNext(); ) {
             URL u = it.next();
-            if (!u.getPath().contains("/sora-")) {
+            String path = u.getPath();
+            if (!path.substring(path.lastIndexOf('/') + 1).startsWith("sora-")) { // the jar's name, not its directory's
                 others.add(u);
                 it.remove();
             }
@@ -184,7 +185,8 @@ public final class AgentClassLoader extends URLClassLoader {
             return n.loader().loadClass(name);
         }
         ClassPack p = pack;
-        int e = p == null ? -1 : p.find(name);
+        // a binary name has no '/' (the pack's resources are keyed by their path)
+        int e = p == null || name.indexOf('/') >= 0 ? -1 : p.find(name);
         if (e >= 0) {
             CodeSource source = packSources[p.jarOf(e)];
             if (source != null) {
@@ -193,17 +195,21 @@ public final class AgentClassLoader extends URLClassLoader {
                 synchronized (getClassLoadingLock(name)) {
                     Class<?> c = findLoadedClass(name);
                     if (c == null) {
-                        definePackageOf(name, p.packageAttributes(p.jarOf(e)));
                         byte[] b;
                         try {
                             b = p.classFile(e);
                         } catch (IOException ex) {
-                            throw new ClassNotFoundException(name + ": reading the agent's class pack failed", ex);
+                            b = null; // unreadable now: the jar serves it, below
                         }
-                        c = defineClass(name, b, 0, b.length, source);
+                        if (b != null) {
+                            definePackageOf(name, p.packageAttributes(p.jarOf(e)));
+                            c = defineClass(name, b, 0, b.length, source);
+                        }
                     }
-                    if (resolve) resolveClass(c);
-                    return c;
+                    if (c != null) {
+                        if (resolve) resolveClass(c);
+                        return c;
+                    }
                 }
             }
         }
@@ -366,7 +372,10 @@ public final class AgentClassLoader extends URLClassLoader {
     private static synchronized Path cacheDir(File agentJar) throws IOException {
         if (fallbackDir != null) return fallbackDir;
         String user = fileNameSafe(System.getProperty("user.name", "user"));
-        String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified());
+        // the build: size, time, and the class pack's CRC (in the jar's directory: free to read), so that two
+        // builds of one size whose files carry normalised times (reproducible images) never share a directory,
+        // and with it extracted jars or patched classes
+        String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified()) + packCrc(agentJar);
         Path base = Path.of(System.getProperty("java.io.tmpdir"), "sora-" + user);
         if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
             try {
@@ -394,6 +403,16 @@ public final class AgentClassLoader extends URLClassLoader {
         return dir;
     }
 
+    /** {@code -<crc>} of the agent jar's class pack entry, or "" when it has none (or it cannot be read). */
+    private static String packCrc(File agentJar) {
+        try (ZipFile zip = new ZipFile(agentJar)) {
+            ZipEntry e = zip.getEntry(ClassPack.ENTRY);
+            return e == null || e.getCrc() < 0 ? "" : "-" + Long.toHexString(e.getCrc());
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
     /**
      * Null if {@code dir} is a real directory (not a link) owned by this process's user with no access
      * for group or others; otherwise what is wrong with it. Numeric ({@code unix:mode}, {@code unix:uid}:
@@ -415,6 +434,15 @@ public final class AgentClassLoader extends URLClassLoader {
         int uid = (Integer) a.get("uid");
         if (uid != me) return "owned by uid " + uid + ", not by this process's uid " + me;
         if ((mode & 077) != 0) return "mode " + Integer.toOctalString(mode & 0777) + ", not 700";
+        // and its parent: one that others may write without the sticky bit lets them rename this directory
+        // away and put their own in its place after this check
+        Path parent = dir.toAbsolutePath().getParent();
+        if (parent != null) {
+            int pm = (Integer) Files.getAttribute(parent, "unix:mode");
+            if ((pm & 0002) != 0 && (pm & 01000) == 0) {
+                return "in " + parent + ", which others may write (mode " + Integer.toOctalString(pm & 07777) + ", no sticky bit)";
+            }
+        }
         return null;
     }
 

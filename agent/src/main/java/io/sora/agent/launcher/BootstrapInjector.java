@@ -31,7 +31,12 @@ final class BootstrapInjector {
 
     /** @param pack the agent's class pack (null: none), which holds the bridge's classes: then the agent jar is not opened again */
     static void inject(File agentJar, Instrumentation inst, ClassPack pack) throws Exception {
-        Map<String, byte[]> classes = pack == null ? null : pack.bootClasses();
+        Map<String, byte[]> classes = null;
+        try {
+            classes = pack == null ? null : pack.bootClasses();
+        } catch (IOException | RuntimeException e) {
+            // a pack that cannot give them: from the agent jar, below
+        }
         if (classes == null) classes = bootstrapClasses(agentJar);
         try {
             defineInBootLoader(classes, inst, pack);

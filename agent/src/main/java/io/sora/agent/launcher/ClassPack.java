@@ -96,6 +96,26 @@ final class ClassPack {
         tableAt = at;
         entriesAt = tableAt + 4 * tableSize;
         if ((long) entriesAt + 4L * ENTRY_INTS * count > index.length) throw new IOException("class pack truncated");
+        // every entry checked once (a few thousand, microseconds): a damaged pack is refused here, and the
+        // jars serve every class, rather than failing one class load at a time later
+        long fileLength = file.length();
+        for (int e = 0; e < count; e++) {
+            int en = entry(e);
+            int nameAt = i32(en);
+            int nameLength = i32(en + 4);
+            int jar = i32(en + 8);
+            long dataAt = i32(en + 12) & 0xffffffffL;
+            int dataLength = i32(en + 16);
+            if (nameAt < entriesAt || nameLength <= 0 || (long) nameAt + nameLength > index.length
+                    || jar < 0 || jar >= jarCount || dataLength < 0 || dataAt < index.length
+                    || dataAt + dataLength > fileLength) {
+                throw new IOException("class pack damaged at entry " + e);
+            }
+        }
+        for (int t = 0; t <= mask; t++) {
+            int v = i32(tableAt + 4 * t);
+            if (v < 0 || v > count) throw new IOException("class pack damaged at table slot " + t);
+        }
     }
 
     /**
@@ -248,7 +268,12 @@ final class ClassPack {
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--boot")) boot = Path.of(args[++i]);
             else if (args[i].equals("--steps")) steps = Path.of(args[++i]);
-            else jarFiles.add(Path.of(args[i]));
+            else if (args[i].equals("--dir")) {
+                // every jar of the directory, by name (the pack's order decides nothing: no class twice)
+                try (var listing = Files.list(Path.of(args[++i]))) {
+                    listing.filter(f -> f.getFileName().toString().endsWith(".jar")).sorted().forEach(jarFiles::add);
+                }
+            } else jarFiles.add(Path.of(args[i]));
         }
         write(Path.of(args[0]), jarFiles, boot, steps);
     }
@@ -291,8 +316,12 @@ final class ClassPack {
     }
 
     static void write(Path out, List<Path> jarFiles, Path bootJar, Path stepsClass) throws IOException {
-        // packages of the JDK's modules are never served from the pack: the JDK's loaders are asked first
-        java.util.regex.Pattern jdkPackages = java.util.regex.Pattern.compile("(java|javax|jdk|sun|com\\.sun)\\.");
+        // packages of the JDK's modules (those of the JDK building it, and any java.*) are never served from
+        // the pack: for them the JDK's loaders are asked first, as always
+        Set<String> jdkPackages = new HashSet<>();
+        for (java.lang.module.ModuleReference m : java.lang.module.ModuleFinder.ofSystem().findAll()) {
+            jdkPackages.addAll(m.descriptor().packages());
+        }
         Map<String, byte[]> classes = new LinkedHashMap<>();
         Map<String, Integer> jarOf = new LinkedHashMap<>();
         Map<String, Set<String>> packageLists = new LinkedHashMap<>();
@@ -302,6 +331,12 @@ final class ClassPack {
             try (JarFile zip = new JarFile(jar.toFile())) {
                 Manifest m = zip.getManifest();
                 Attributes a = m == null ? new Attributes() : m.getMainAttributes();
+                // what the pack does not carry: a sealed package, or attributes of a package's own
+                // section (URLClassLoader applies both): refused, so that a jar that starts using them is noticed
+                if (m != null && (a.getValue(Attributes.Name.SEALED) != null || !m.getEntries().isEmpty())) {
+                    throw new IOException(jar.getFileName() + ": its manifest seals packages or has per-entry"
+                            + " sections, which the class pack does not carry");
+                }
                 jarInfo.add(new String[]{jar.getFileName().toString(),
                         a.getValue(Attributes.Name.SPECIFICATION_TITLE), a.getValue(Attributes.Name.SPECIFICATION_VERSION),
                         a.getValue(Attributes.Name.SPECIFICATION_VENDOR), a.getValue(Attributes.Name.IMPLEMENTATION_TITLE),
@@ -319,17 +354,27 @@ final class ClassPack {
                 for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
                     ZipEntry e = en.nextElement();
                     String n = e.getName();
-                    if (!e.isDirectory() && !n.endsWith(".class") && n.startsWith(RESOURCE_PREFIX) && !classes.containsKey(n)) {
+                    if (!e.isDirectory() && !n.endsWith(".class") && n.startsWith(RESOURCE_PREFIX)) {
+                        byte[] bytes;
                         try (InputStream in = zip.getInputStream(e)) {
-                            classes.put(n, in.readAllBytes()); // a resource: its path, with '/', never a class's name
+                            bytes = in.readAllBytes();
                         }
+                        if (classes.containsKey(n)) {
+                            if (!java.util.Arrays.equals(classes.get(n), bytes)) {
+                                throw new IOException("resource " + n + " differs in " + jarFiles.get(jarOf.get(n)).getFileName()
+                                        + " and " + jar.getFileName() + ": the class path's order would decide");
+                            }
+                            continue;
+                        }
+                        classes.put(n, bytes); // a resource: its path, with '/', never a class's name
                         jarOf.put(n, j);
                         continue;
                     }
                     if (e.isDirectory() || !n.endsWith(".class") || n.startsWith("META-INF/")
                             || n.endsWith("module-info.class") || n.endsWith("package-info.class")) continue;
                     String name = n.substring(0, n.length() - ".class".length()).replace('/', '.');
-                    if (jdkPackages.matcher(name).lookingAt()) continue;
+                    int dot = name.lastIndexOf('.');
+                    if (name.startsWith("java.") || (dot > 0 && jdkPackages.contains(name.substring(0, dot)))) continue;
                     byte[] bytes;
                     try (InputStream in = zip.getInputStream(e)) {
                         bytes = in.readAllBytes();

@@ -212,16 +212,16 @@ final class NativeModules {
 
         @Override
         protected Class<?> findClass(String name) throws ClassNotFoundException {
-            int e = pack == null ? -1 : pack.find(name);
+            int e = pack == null || name.indexOf('/') >= 0 ? -1 : pack.find(name);
             if (e >= 0 && sources[pack.jarOf(e)] != null) {
-                byte[] b;
+                byte[] b = null;
                 try {
                     b = pack.classFile(e);
                 } catch (IOException ex) {
-                    throw new ClassNotFoundException(name + ": reading the agent's class pack failed", ex);
+                    // unreadable now: the jar serves it, below
                 }
                 // the package is the named module's (the layer mapped it to this loader): no definePackage
-                return defineClass(name, b, 0, b.length, sources[pack.jarOf(e)]);
+                if (b != null) return defineClass(name, b, 0, b.length, sources[pack.jarOf(e)]);
             }
             return super.findClass(name);
         }

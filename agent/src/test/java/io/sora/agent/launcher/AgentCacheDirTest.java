@@ -46,6 +46,17 @@ class AgentCacheDirTest {
     }
 
     @Test
+    void aPrivateDirectoryInADirectoryOthersMayWriteWithoutTheStickyBitIsRefused() throws Exception {
+        Path open = privateDir("open-parent");
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path mine = Files.createDirectory(open.resolve("mine"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        String why = AgentClassLoader.unsafeReason(mine);
+        assertNotNull(why, "another user could rename it away and put their own in its place");
+        assertTrue(why.contains("no sticky bit"), why);
+    }
+
+    @Test
     void aSymbolicLinkIsRefusedEvenToAPrivateDirectory() throws Exception {
         Path link = Files.createSymbolicLink(tmp.resolve("link"), privateDir("target"));
         String why = AgentClassLoader.unsafeReason(link);

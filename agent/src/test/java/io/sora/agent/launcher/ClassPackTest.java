@@ -127,6 +127,16 @@ class ClassPackTest {
     }
 
     @Test
+    void aPackCutShortIsRefusedAtOpen() throws Exception {
+        Path pack = tmp.resolve("cut.pack");
+        ClassPack.write(pack, List.of(jar(tmp.resolve("a.jar"), null, Map.of("p/A.class", b("a class file of some length")))));
+        byte[] all = Files.readAllBytes(pack);
+        Files.write(pack, java.util.Arrays.copyOf(all, all.length - 5));
+        IOException e = assertThrows(IOException.class, () -> ClassPack.open(pack));
+        assertTrue(e.getMessage().contains("damaged"), e.getMessage());
+    }
+
+    @Test
     void aFileThatIsNoPackIsRefused() throws Exception {
         Path junk = Files.write(tmp.resolve("junk.pack"), b("this is not a class pack at all"));
         IOException e = assertThrows(IOException.class, () -> ClassPack.open(junk));

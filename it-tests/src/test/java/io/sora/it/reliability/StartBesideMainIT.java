@@ -85,7 +85,7 @@ class StartBesideMainIT {
             List<String> timing = j.stderr().stream().filter(l -> l.contains("agent total")).toList();
             assertEquals(1, timing.size(), j.describe());
             assertTrue(timing.get(0).endsWith("on thread " + thread), timing.get(0));
-            // the agent's classes come from its class pack (one mapped file), not from its twelve jars
+            // the agent's classes come from its class pack (one file), not from its twelve jars
             assertTrue(j.stderr().stream().anyMatch(l -> l.contains("class loader") && l.contains("(classes from its pack)")), j.describe());
             assertTrue(j.stderr().stream().noneMatch(l -> l.contains("did not start within")), j.describe());
         }
