@@ -30,7 +30,10 @@ class BootstrapImportsTest {
                 for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".class"))::iterator) {
                     checked++;
                     for (String ref : classReferences(f)) {
-                        if (!ref.startsWith("java/") && !ref.startsWith(pkg + "/") && !ref.startsWith("[")) {
+                        // JdkInternalSteps alone calls into the JDK's internals (in a loader of its own)
+                        boolean internalStep = f.getFileName().toString().equals("JdkInternalSteps.class")
+                                && ref.startsWith("jdk/internal/");
+                        if (!ref.startsWith("java/") && !ref.startsWith(pkg + "/") && !ref.startsWith("[") && !internalStep) {
                             bad.add(f.getFileName() + " -> " + ref);
                         }
                     }

@@ -1,8 +1,6 @@
 package io.sora.agent.launcher;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +13,42 @@ import java.util.Set;
  * else (not the application, not the rest of the agent) can reach that module. JDK types only.
  */
 public final class JdkInternalSteps {
+    /*
+     * The step runs as this class initialises, in the loader JdkInternals made for it: that loader hands
+     * over which step and its argument (a Supplier of {name, argument}) and takes the result or the
+     * failure (a Consumer). No reflection: on JDK 18+ the first reflective calls of a JVM build method
+     * handles and spin classes for them, 17-22 ms of the agent's start on JDK 25 (measured 2026-11-27),
+     * while the application's first socket waited for it.
+     */
+    static {
+        ClassLoader own = JdkInternalSteps.class.getClassLoader();
+        if (own instanceof java.util.function.Supplier<?> call && own instanceof java.util.function.Consumer<?> done) {
+            Object[] step = (Object[]) call.get();
+            Object result;
+            try {
+                result = run((String) step[0], step[1]);
+            } catch (Throwable t) {
+                result = t; // handed back as it is: no step returns a Throwable otherwise
+            }
+            @SuppressWarnings("unchecked")
+            java.util.function.Consumer<Object> out = (java.util.function.Consumer<Object>) done;
+            out.accept(result);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Object run(String step, Object arg) throws Exception {
+        switch (step) {
+            case "defineInBootLoader":
+                defineInBootLoader((Map<String, byte[]>) arg);
+                return null;
+            case "enableNativeAccess":
+                return enableNativeAccess((Set<Module>) arg);
+            default:
+                throw new IllegalArgumentException("no step " + step);
+        }
+    }
+
     private JdkInternalSteps() {
     }
 
@@ -23,10 +57,9 @@ public final class JdkInternalSteps {
      * {@code jdk.internal.misc.Unsafe.defineClass}; a class whose supertype is not defined yet is retried.
      */
     public static void defineInBootLoader(Map<String, byte[]> classes) throws Exception {
-        Class<?> unsafeClass = Class.forName("jdk.internal.misc.Unsafe");
-        Object unsafe = unsafeClass.getMethod("getUnsafe").invoke(null);
-        Method define = unsafeClass.getMethod("defineClass", String.class, byte[].class, int.class, int.class,
-                ClassLoader.class, ProtectionDomain.class);
+        // a direct call (javac sees the JDK's class through sora's compile-time stubs): this class's
+        // module has jdk.internal.misc exported to it by now (JdkInternals)
+        jdk.internal.misc.Unsafe unsafe = jdk.internal.misc.Unsafe.getUnsafe();
         List<String> pending = new ArrayList<>(classes.keySet());
         for (int pass = 0; pass < classes.size() + 1 && !pending.isEmpty(); pass++) {
             List<String> retry = new ArrayList<>();
@@ -36,13 +69,9 @@ public final class JdkInternalSteps {
                 }
                 byte[] b = classes.get(name);
                 try {
-                    define.invoke(unsafe, name, b, 0, b.length, null, null);
-                } catch (InvocationTargetException e) {
-                    if (e.getCause() instanceof NoClassDefFoundError) {
-                        retry.add(name);
-                    } else {
-                        throw e;
-                    }
+                    unsafe.defineClass(name, b, 0, b.length, null, null);
+                } catch (NoClassDefFoundError e) {
+                    retry.add(name); // its supertype is not defined yet
                 }
             }
             pending = retry;
