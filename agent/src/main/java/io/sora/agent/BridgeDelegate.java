@@ -182,15 +182,8 @@ final class BridgeDelegate implements SoraDelegate {
         }
         // Unix-domain channels are sora's own rendezvous and doorbells (often opened on the application's
         // thread, inside its connect or bind), never the application's TCP: not its calls either
-        if (self instanceof java.nio.channels.NetworkChannel n && !isTcp(n)) return;
+        if (self instanceof java.nio.channels.NetworkChannel n && !Channels.isTcp(n)) return;
         MethodTrace.emit(tracer, mtId, exit, self, thrown);
-    }
-
-    /** A TCP channel offers TCP_NODELAY (a socket channel) or SO_REUSEADDR (a server channel); a Unix-domain one neither. */
-    private static boolean isTcp(java.nio.channels.NetworkChannel ch) {
-        java.util.Set<java.net.SocketOption<?>> options = ch.supportedOptions();
-        return options.contains(java.net.StandardSocketOptions.TCP_NODELAY)
-                || options.contains(java.net.StandardSocketOptions.SO_REUSEADDR);
     }
 
     @Override

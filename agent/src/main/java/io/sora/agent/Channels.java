@@ -135,12 +135,14 @@ final class Channels {
         remember(ch, adaptor);
     }
 
-    private static boolean isInet(ServerSocketChannel serverChannel) {
-        try {
-            return serverChannel.getLocalAddress() instanceof InetSocketAddress;
-        } catch (IOException | RuntimeException e) {
-            return false; // closed meanwhile: nothing to serve
-        }
+    /**
+     * A TCP channel offers TCP_NODELAY (a socket channel) or SO_REUSEADDR (a server channel); a Unix-domain
+     * one (sora's own rendezvous and doorbells) neither. Open, closed, bound or not: a fixed set per kind.
+     */
+    static boolean isTcp(java.nio.channels.NetworkChannel ch) {
+        java.util.Set<java.net.SocketOption<?>> options = ch.supportedOptions();
+        return options.contains(java.net.StandardSocketOptions.TCP_NODELAY)
+                || options.contains(java.net.StandardSocketOptions.SO_REUSEADDR);
     }
 
     private void tcpIfMatched(Socket adaptor, Side side, String reason) {
@@ -231,7 +233,7 @@ final class Channels {
         // thread of every JVM with a shm accept rule, and a check of the channel patch there (the plan's
         // classes, FileChannelImpl's retransformation, the selector's internals: 20-40 ms cold) delayed
         // the first client's pairing of a program that never used a channel itself
-        if (l == null && isInet(serverChannel) && whyNot() == null) l = hotAttach.serverOf(serverChannel);
+        if (l == null && isTcp(serverChannel) && whyNot() == null) l = hotAttach.serverOf(serverChannel);
         if (l == null) return; // no accept rule may match: TCP
         Socket adaptor = ch.socket();
         // a non-blocking accept waits at most NON_BLOCKING_WAIT, and only for a client that announced

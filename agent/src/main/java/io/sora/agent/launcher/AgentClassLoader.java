@@ -6,7 +6,6 @@ import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.security.CodeSource;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -50,10 +49,8 @@ public final class AgentClassLoader extends URLClassLoader {
     /** The jars with native code, in named modules of their own; null: everything on this class path. */
     private volatile NativeModules nativeModules;
 
-    /** The inner jars' classes in one file ({@link ClassPack}); null: every class from the jars. */
-    private volatile ClassPack pack;
-    /** Per jar of the pack: where its classes come from (the extracted jar), or null when not on this class path. */
-    private CodeSource[] packSources;
+    /** The inner jars' classes in one file ({@link ClassPack}), as served here; null: every class from the jars. */
+    private volatile ClassPack.Served served;
 
     private AgentClassLoader(URL[] urls, Path cacheDir) {
         super("sora-agent", urls, ClassLoader.getPlatformClassLoader());
@@ -65,8 +62,7 @@ public final class AgentClassLoader extends URLClassLoader {
      * same bytes and code source as from the jar.
      */
     private void usePack(ClassPack p, URL[] urls) {
-        packSources = ClassPack.sources(p, urls);
-        pack = p;
+        served = new ClassPack.Served(p, urls);
     }
 
     /** Creates the loader over the inner jars of {@code agentJar}, extracting them if needed. */
@@ -80,12 +76,13 @@ public final class AgentClassLoader extends URLClassLoader {
      *                      manifest enables native access for its unnamed modules
      */
     static AgentClassLoader forAgentJar(File agentJar, boolean nativeModules) throws IOException {
-        Path dir = cacheDir(agentJar);
         boolean layer = nativeModules && NativeModules.needed();
         List<URL> urls = new ArrayList<>();
         Map<String, Path> modular = new LinkedHashMap<>();
         Path packFile = null;
+        Path dir;
         try (ZipFile zip = new ZipFile(agentJar)) {
+            dir = cacheDir(agentJar, zip);
             Enumeration<? extends ZipEntry> entries = zip.entries();
             while (entries.hasMoreElements()) {
                 ZipEntry e = entries.nextElement();
@@ -184,32 +181,23 @@ public final class AgentClassLoader extends URLClassLoader {
         if (n != null && n.owns(name)) {
             return n.loader().loadClass(name);
         }
-        ClassPack p = pack;
-        // a binary name has no '/' (the pack's resources are keyed by their path)
-        int e = p == null || name.indexOf('/') >= 0 ? -1 : p.find(name);
+        ClassPack.Served p = served;
+        int e = p == null ? -1 : p.classEntry(name);
         if (e >= 0) {
-            CodeSource source = packSources[p.jarOf(e)];
-            if (source != null) {
-                // a class of the agent's own jars, never one of the JDK's packages (the pack has none):
-                // defined here without asking the platform and boot loaders first, who would not have it
-                synchronized (getClassLoadingLock(name)) {
-                    Class<?> c = findLoadedClass(name);
-                    if (c == null) {
-                        byte[] b;
-                        try {
-                            b = p.classFile(e);
-                        } catch (IOException ex) {
-                            b = null; // unreadable now: the jar serves it, below
-                        }
-                        if (b != null) {
-                            definePackageOf(name, p.packageAttributes(p.jarOf(e)));
-                            c = defineClass(name, b, 0, b.length, source);
-                        }
+            // a class of the agent's own jars, never one of the JDK's packages (the pack has none):
+            // defined here without asking the platform and boot loaders first, who would not have it
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                if (c == null) {
+                    byte[] b = p.read(e); // null: unreadable now, the jar serves it below
+                    if (b != null) {
+                        definePackageOf(name, p.pack.packageAttributes(p.pack.jarOf(e)));
+                        c = defineClass(name, b, 0, b.length, p.source(e));
                     }
-                    if (c != null) {
-                        if (resolve) resolveClass(c);
-                        return c;
-                    }
+                }
+                if (c != null) {
+                    if (resolve) resolveClass(c);
+                    return c;
                 }
             }
         }
@@ -218,8 +206,7 @@ public final class AgentClassLoader extends URLClassLoader {
 
     /** For the start-up timing line: whether classes come from the pack, and why not. */
     String packSummary() {
-        ClassPack p = pack;
-        return p != null ? "classes from its pack" : "classes from the jars: " + packProblem;
+        return served != null ? "classes from its pack" : "classes from the jars: " + packProblem;
     }
 
     /** Why no pack is used (when none is). */
@@ -227,7 +214,8 @@ public final class AgentClassLoader extends URLClassLoader {
 
     /** The class pack in use, or null. */
     ClassPack pack() {
-        return pack;
+        ClassPack.Served p = served;
+        return p == null ? null : p.pack;
     }
 
     /**
@@ -237,18 +225,9 @@ public final class AgentClassLoader extends URLClassLoader {
      */
     @Override
     public InputStream getResourceAsStream(String name) {
-        ClassPack p = pack;
-        if (p != null && name.startsWith(ClassPack.RESOURCE_PREFIX)) {
-            int e = p.find(name);
-            if (e >= 0 && packSources[p.jarOf(e)] != null) {
-                try {
-                    return new java.io.ByteArrayInputStream(p.classFile(e));
-                } catch (IOException ex) {
-                    // as if the pack did not have it: the jars
-                }
-            }
-        }
-        return super.getResourceAsStream(name);
+        ClassPack.Served p = served;
+        InputStream in = p == null ? null : p.resource(name);
+        return in != null ? in : super.getResourceAsStream(name);
     }
 
     /** As the jar would: the package with its manifest's attributes, the first time. */
@@ -266,8 +245,8 @@ public final class AgentClassLoader extends URLClassLoader {
 
     /** Extracts the bootstrap bridge jar (JDK types only) for the bootstrap class path. */
     static File extractedBootstrapJar(File agentJar) throws IOException {
-        Path dir = cacheDir(agentJar);
         try (ZipFile zip = new ZipFile(agentJar)) {
+            Path dir = cacheDir(agentJar, zip);
             ZipEntry e = zip.getEntry(BOOT_ENTRY);
             if (e == null) {
                 throw new IOException(BOOT_ENTRY + " missing from " + agentJar);
@@ -369,13 +348,14 @@ public final class AgentClassLoader extends URLClassLoader {
     /** The private directory used instead of an unsafe cache, once per JVM (see {@link #cacheDir}). */
     private static Path fallbackDir;
 
-    private static synchronized Path cacheDir(File agentJar) throws IOException {
+    /** @param zip the agent jar, open: its class pack's CRC is part of the directory's name */
+    private static synchronized Path cacheDir(File agentJar, ZipFile zip) throws IOException {
         if (fallbackDir != null) return fallbackDir;
         String user = fileNameSafe(System.getProperty("user.name", "user"));
         // the build: size, time, and the class pack's CRC (in the jar's directory: free to read), so that two
         // builds of one size whose files carry normalised times (reproducible images) never share a directory,
         // and with it extracted jars or patched classes
-        String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified()) + packCrc(agentJar);
+        String key = Long.toHexString(agentJar.length()) + "-" + Long.toHexString(agentJar.lastModified()) + packCrc(zip);
         Path base = Path.of(System.getProperty("java.io.tmpdir"), "sora-" + user);
         if (!Files.isDirectory(base, LinkOption.NOFOLLOW_LINKS)) {
             try {
@@ -403,14 +383,10 @@ public final class AgentClassLoader extends URLClassLoader {
         return dir;
     }
 
-    /** {@code -<crc>} of the agent jar's class pack entry, or "" when it has none (or it cannot be read). */
-    private static String packCrc(File agentJar) {
-        try (ZipFile zip = new ZipFile(agentJar)) {
-            ZipEntry e = zip.getEntry(ClassPack.ENTRY);
-            return e == null || e.getCrc() < 0 ? "" : "-" + Long.toHexString(e.getCrc());
-        } catch (IOException | RuntimeException e) {
-            return "";
-        }
+    /** {@code -<crc>} of the agent jar's class pack entry, or "" when it has none. */
+    private static String packCrc(ZipFile zip) {
+        ZipEntry e = zip.getEntry(ClassPack.ENTRY);
+        return e == null || e.getCrc() < 0 ? "" : "-" + Long.toHexString(e.getCrc());
     }
 
     /**

@@ -129,12 +129,11 @@ final class ClassPack {
         try {
             byte[] head = new byte[HEADER];
             f.readFully(head);
-            long magic = 0;
-            for (int i = 0; i < 8; i++) magic = (magic << 8) | (head[i] & 0xff);
+            long magic = ((long) i32(head, 0) << 32) | (i32(head, 4) & 0xffffffffL);
             if (magic != MAGIC) throw new IOException("not a class pack: " + path);
-            int version = ((head[8] & 0xff) << 24) | ((head[9] & 0xff) << 16) | ((head[10] & 0xff) << 8) | (head[11] & 0xff);
+            int version = i32(head, 8);
             if (version != VERSION) throw new IOException("class pack version " + version + ", expected " + VERSION + ": " + path);
-            int indexLength = ((head[12] & 0xff) << 24) | ((head[13] & 0xff) << 16) | ((head[14] & 0xff) << 8) | (head[15] & 0xff);
+            int indexLength = i32(head, 12);
             if (indexLength < HEADER || indexLength > f.length()) throw new IOException("class pack index length " + indexLength + ": " + path);
             byte[] index = new byte[indexLength];
             f.seek(0);
@@ -147,19 +146,60 @@ final class ClassPack {
     }
 
     private int i32(int at) {
-        return ((index[at] & 0xff) << 24) | ((index[at + 1] & 0xff) << 16) | ((index[at + 2] & 0xff) << 8) | (index[at + 3] & 0xff);
+        return i32(index, at);
     }
 
-    /** Per jar of {@code p}: the code source of its extracted copy among {@code urls}, or null when not among them. */
-    static java.security.CodeSource[] sources(ClassPack p, java.net.URL[] urls) {
-        java.security.CodeSource[] sources = new java.security.CodeSource[p.jarCount()];
-        for (int j = 0; j < sources.length; j++) {
-            String file = "/" + p.jar(j);
-            for (java.net.URL u : urls) {
-                if (u.getPath().endsWith(file)) sources[j] = new java.security.CodeSource(u, (java.security.CodeSigner[]) null);
+    /** The big-endian int at {@code at} of {@code b}. */
+    private static int i32(byte[] b, int at) {
+        return ((b[at] & 0xff) << 24) | ((b[at + 1] & 0xff) << 16) | ((b[at + 2] & 0xff) << 8) | (b[at + 3] & 0xff);
+    }
+
+    /**
+     * What the pack serves to one class loader: the classes and sora's resources of the jars on its class
+     * path ({@code urls}), each with the code source of its extracted jar. Both of the agent's loaders (its
+     * own, and on JDK 22+ the native-code modules') use one.
+     */
+    static final class Served {
+        final ClassPack pack;
+        /** Per jar of the pack: the code source of its extracted copy among the loader's urls, or null. */
+        private final java.security.CodeSource[] sources;
+
+        Served(ClassPack pack, java.net.URL[] urls) {
+            this.pack = pack;
+            sources = new java.security.CodeSource[pack.jarCount()];
+            for (int j = 0; j < sources.length; j++) {
+                String file = "/" + pack.jar(j);
+                for (java.net.URL u : urls) {
+                    if (u.getPath().endsWith(file)) sources[j] = new java.security.CodeSource(u, (java.security.CodeSigner[]) null);
+                }
             }
         }
-        return sources;
+
+        /** The entry of the class {@code name} (a binary name: no '/') when its jar is on this class path, else -1. */
+        int classEntry(String name) {
+            int e = name.indexOf('/') >= 0 ? -1 : pack.find(name);
+            return e >= 0 && sources[pack.jarOf(e)] != null ? e : -1;
+        }
+
+        java.security.CodeSource source(int e) {
+            return sources[pack.jarOf(e)];
+        }
+
+        /** The class file of entry {@code e}, or null when it cannot be read now (the jar serves it then). */
+        byte[] read(int e) {
+            try {
+                return pack.classFile(e);
+            } catch (IOException ex) {
+                return null;
+            }
+        }
+
+        /** sora's resource {@code name} when the pack holds it for this class path, else null (the jars serve it). */
+        InputStream resource(String name) {
+            int e = name.startsWith(RESOURCE_PREFIX) ? pack.find(name) : -1;
+            byte[] b = e >= 0 && sources[pack.jarOf(e)] != null ? read(e) : null;
+            return b == null ? null : new java.io.ByteArrayInputStream(b);
+        }
     }
 
     /** The packages of jar {@code jarFileName}'s classes, or null when the pack does not list them. */

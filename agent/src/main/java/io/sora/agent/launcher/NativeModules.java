@@ -199,44 +199,28 @@ final class NativeModules {
         private final AgentClassLoader agent;
         private final Set<String> packages;
         /** As the agent's loader: classes and sora's resources of these jars from the pack (null: from the jars). */
-        private final ClassPack pack;
-        private final java.security.CodeSource[] sources;
+        private final ClassPack.Served served;
 
         Loader(URL[] urls, AgentClassLoader agent, Set<String> packages, ClassPack pack) {
             super("sora-native", urls, agent);
             this.agent = agent;
             this.packages = packages;
-            this.pack = pack;
-            this.sources = pack == null ? null : ClassPack.sources(pack, urls);
+            this.served = pack == null ? null : new ClassPack.Served(pack, urls);
         }
 
         @Override
         protected Class<?> findClass(String name) throws ClassNotFoundException {
-            int e = pack == null || name.indexOf('/') >= 0 ? -1 : pack.find(name);
-            if (e >= 0 && sources[pack.jarOf(e)] != null) {
-                byte[] b = null;
-                try {
-                    b = pack.classFile(e);
-                } catch (IOException ex) {
-                    // unreadable now: the jar serves it, below
-                }
-                // the package is the named module's (the layer mapped it to this loader): no definePackage
-                if (b != null) return defineClass(name, b, 0, b.length, sources[pack.jarOf(e)]);
-            }
+            int e = served == null ? -1 : served.classEntry(name);
+            byte[] b = e >= 0 ? served.read(e) : null; // null: not in the pack, or unreadable now: the jar serves it
+            // the package is the named module's (the layer mapped it to this loader): no definePackage
+            if (b != null) return defineClass(name, b, 0, b.length, served.source(e));
             return super.findClass(name);
         }
 
         @Override
         public java.io.InputStream getResourceAsStream(String name) {
-            int e = pack == null || !name.startsWith(ClassPack.RESOURCE_PREFIX) ? -1 : pack.find(name);
-            if (e >= 0 && sources[pack.jarOf(e)] != null) {
-                try {
-                    return new java.io.ByteArrayInputStream(pack.classFile(e));
-                } catch (IOException ex) {
-                    // as if the pack did not have it: the jars
-                }
-            }
-            return super.getResourceAsStream(name);
+            java.io.InputStream in = served == null ? null : served.resource(name);
+            return in != null ? in : super.getResourceAsStream(name);
         }
 
         @Override

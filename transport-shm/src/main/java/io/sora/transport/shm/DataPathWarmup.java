@@ -40,18 +40,11 @@ final class DataPathWarmup {
      */
     static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks hooks, boolean channels) {
         java.util.Objects.requireNonNull(hooks, "hooks");
-        Path file = null;
         try {
             directory.ensure();
-            file = directory.newSegmentPath();
             byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
-            Segment seg = Segment.create(file, 1 << 16, 1 << 16, secret);
-            Files.delete(file);
-            file = null;
-            file = directory.newSegmentPath();
-            Segment ends = Segment.create(file, 1 << 12, 1 << 12, secret);
-            Files.delete(file);
-            file = null;
+            Segment seg = unlinkedSegment(directory, 1 << 16, secret);
+            Segment ends = unlinkedSegment(directory, 1 << 12, secret);
             RingConnection[] ab = connect(seg, settings, hooks);
             RingConnection a = ab[0];
             RingConnection b = ab[1];
@@ -120,12 +113,19 @@ final class DataPathWarmup {
             return true;
         } catch (IOException | RuntimeException e) {
             return false;
+        }
+    }
+
+    /**
+     * A segment file of this process with both rings of {@code ring} bytes, unlinked as soon as it is mapped
+     * (if the JVM dies in between, the next start's sweep of dead processes' segments removes it).
+     */
+    private static Segment unlinkedSegment(ShmDirectory directory, int ring, byte[] secret) throws IOException {
+        Path file = directory.newSegmentPath();
+        try {
+            return Segment.create(file, ring, ring, secret);
         } finally {
-            try {
-                if (file != null) Files.deleteIfExists(file);
-            } catch (IOException ignored) {
-                // the next start's leftover sweep removes it
-            }
+            Files.deleteIfExists(file);
         }
     }
 

@@ -178,15 +178,10 @@ final class Segment {
         if (secret.length != SECRET_SIZE) throw new IllegalArgumentException("secret must be 16 bytes: " + secret.length);
         ByteBuffer buf;
         long size = sizeFor(ringC2S, ringS2C);
-        if (allocateNatively) {
-            // created, allocated (no zeros copied in) and mapped in one native call: docs/shm.md, "Limits"
-            try {
-                buf = NativeFiles.mapShared(path, size, true);
-            } catch (NativeFiles.MapFailure e) {
-                throw notCreated(size, path, e.reason(), e);
-            }
-        } else {
-            buf = createMapped(path, size);
+        try {
+            buf = mapNew(path, size, allocateNatively);
+        } catch (NativeFiles.MapFailure e) {
+            throw notCreated(size, path, e.reason(), e);
         }
         buf.order(ByteOrder.nativeOrder());
         buf.putInt(OFF_VERSION, VERSION);
@@ -197,6 +192,16 @@ final class Segment {
         DirectWords words = new DirectWords(buf);
         words.setLongRelease(OFF_MAGIC, MAGIC);
         return new Segment(path, words, ringC2S, ringS2C);
+    }
+
+    /**
+     * Creates {@code path} (it must not exist), {@code size} bytes, mode 0600, and maps it shared: with
+     * {@code natively}, created, allocated (no zeros copied in) and mapped in one call of the native
+     * library (docs/shm.md, "Limits"; it throws {@link NativeFiles.MapFailure}); otherwise through the JDK's
+     * file channel ({@link #createMapped}).
+     */
+    static ByteBuffer mapNew(Path path, long size, boolean natively) throws IOException {
+        return natively ? NativeFiles.mapShared(path, size, true) : createMapped(path, size);
     }
 
     /** Where the native library is not loaded: the JDK's file channel, the pages reserved by writing zeros. */

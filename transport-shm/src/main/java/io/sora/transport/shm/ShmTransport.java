@@ -17,13 +17,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Objects;
 
 /**
@@ -111,22 +108,12 @@ public final class ShmTransport implements Transport {
         try {
             Path d = dir.ensure();
             probe = dir.newSegmentPath();
-            if (io.sora.transport.NativeFiles.isAvailable()) {
-                // as segments are mapped where the native library is loaded: one native call. The JDK's
-                // FileChannel.map, first used in a JVM, cost 10-12 ms on JDK 17 and 35 ms on JDK 25
-                // (measured 2026-11-27), here on the first bound server socket's or connect's path
-                java.nio.ByteBuffer m = io.sora.transport.NativeFiles.mapShared(probe, 4096, true);
-                m.order(ByteOrder.nativeOrder()).putLong(0, Segment.MAGIC);
-                if (m.getLong(0) != Segment.MAGIC) throw new IOException("mmap of " + probe + " does not read back");
-            } else {
-                try (FileChannel ch = FileChannel.open(probe, java.util.Set.of(StandardOpenOption.CREATE_NEW,
-                        StandardOpenOption.READ, StandardOpenOption.WRITE),
-                        PosixFilePermissions.asFileAttribute(ShmDirectory.OWNER_ONLY_FILE))) {
-                    MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 4096);
-                    m.order(ByteOrder.nativeOrder()).putLong(0, Segment.MAGIC);
-                    if (m.getLong(0) != Segment.MAGIC) throw new IOException("mmap of " + probe + " does not read back");
-                }
-            }
+            // created and mapped as segments are: through libsora where it is loaded, one native call (the
+            // JDK's FileChannel.map, first used in a JVM, cost 10-12 ms on JDK 17 and 35 ms on JDK 25,
+            // measured 2026-11-27, here on the first bound server socket's or connect's path)
+            java.nio.ByteBuffer m = Segment.mapNew(probe, 4096, io.sora.transport.NativeFiles.isAvailable());
+            m.order(ByteOrder.nativeOrder()).putLong(0, Segment.MAGIC);
+            if (m.getLong(0) != Segment.MAGIC) throw new IOException("mmap of " + probe + " does not read back");
             try (SocketChannel uds = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 Objects.requireNonNull(uds);
             } catch (UnsupportedOperationException e) {
