@@ -509,7 +509,13 @@ final class DoorbellLoop {
     private boolean endIfIdle(Selector s) throws IOException {
         s.selectNow(dispatch); // deregisters the keys cancelled since the last selection
         synchronized (this) {
-            if (!s.keys().isEmpty() || !registrations.isEmpty()) return false;
+            // a key cancelled by this selectNow's own dispatch (a channel's end read just now) is still
+            // in the key set until the next selection: counted, the loop would wait again with nothing
+            // left to wake it (the CI's DoorbellLoopDetachTest, 2026-11-27)
+            for (SelectionKey k : s.keys()) {
+                if (k.isValid()) return false;
+            }
+            if (!registrations.isEmpty()) return false;
             selector = null;
             thread = null;
             return true;

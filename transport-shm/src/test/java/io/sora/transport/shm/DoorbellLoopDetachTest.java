@@ -90,6 +90,60 @@ class DoorbellLoopDetachTest {
         }
     }
 
+    /**
+     * The CI, 2026-11-27: the selector's loop, detached, read a channel's end during its own idle check
+     * (the peer closed right after the loop's last dispatch); the key it cancelled there still counted
+     * until the next selection, so the loop waited again with nothing left to wake it. Here the handler
+     * closes the peer itself on the byte, so the end is always read in that idle check.
+     */
+    @ParameterizedTest(name = "native epoll set: {0}")
+    @ValueSource(booleans = {true, false})
+    void aChannelEndReadDuringTheIdleCheckEndsADetachedLoop(boolean nativeSet) throws Exception {
+        DoorbellLoop loop = new DoorbellLoop(nativeSet && DoorbellLoop.NATIVE);
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(dir.resolve("s")));
+            SocketChannel[] ends = pair(server);
+            CountDownLatch rang = new CountDownLatch(1);
+            loop.closeWhenIdle(); // before the first registration: the loop starts detached, one wake-up
+            loop.register(ends[0], (c, scratch) -> {
+                try {
+                    int n = c.read(scratch);
+                    if (n > 0) {
+                        ends[1].close(); // the peer goes before this dispatch returns
+                        rang.countDown();
+                    }
+                    return n >= 0;
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            });
+            Thread t = loop.thread();
+            assertNotNull(t, "the loop runs");
+            // the channel watched and the loop back in its wait, its one wake-up (the registration's) spent
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!(watched(loop, ends[0]) && inNativeWait(t)) && System.nanoTime() - until < 0) Thread.onSpinWait();
+            assertTrue(watched(loop, ends[0]) && inNativeWait(t), "the loop waits, watching the channel");
+            ends[1].write(ByteBuffer.wrap(new byte[] {1}));
+            assertTrue(rang.await(10, TimeUnit.SECONDS), "the byte was read");
+            t.join(10_000);
+            assertFalse(t.isAlive(), "the loop thread ended with its last channel");
+            assertNull(loop.thread());
+            ends[0].close();
+        }
+    }
+
+    /** Whether the loop watches {@code ch}: its selector holds a key of it (the epoll set's is made at once). */
+    private static boolean watched(DoorbellLoop loop, SocketChannel ch) {
+        java.nio.channels.Selector s = loop.selector();
+        return loop.isNative() || (s != null && ch.keyFor(s) != null);
+    }
+
+    /** Whether {@code t} is in a native wait (its top frame: the epoll set's or the selector's). */
+    private static boolean inNativeWait(Thread t) {
+        StackTraceElement[] st = t.getStackTrace();
+        return st.length > 0 && st[0].isNativeMethod();
+    }
+
     /** Whether {@code t} is in the epoll set's native wait (its top frame). */
     private static boolean inEpollWait(Thread t) {
         StackTraceElement[] st = t.getStackTrace();
