@@ -27,7 +27,7 @@ import java.util.function.Consumer;
  */
 final class ChannelSelection {
     private final Channels channels;
-    private final WeakIdentityMap<Selector, Set<SelectionKey>> keysBySelector = new WeakIdentityMap<>();
+    private final WeakIdentityMap<Selector, State> states = new WeakIdentityMap<>();
     private volatile Jdk jdk;
 
     /** The JDK's selector internals used (sun.nio.ch is opened to the agent by the channel patch). */
@@ -121,6 +121,67 @@ final class ChannelSelection {
         }
     }
 
+    /**
+     * A paired key of one selector. Awake, it is looked at in every select, as every key once was:
+     * its rings checked, armed before the selector blocks, disarmed after. Asleep ({@link #sleepOps}
+     * not 0), it stays armed across selects and is not looked at until something names it: its bell
+     * in the selector's own epoll set ({@link State#inner}), a wake-up of the connection's medium (its
+     * doorbell thread, another selector reading the bells: {@link #woke}), a change of its key's interest,
+     * or its key's cancellation. Then it is disarmed and awake again. Why: a selector with many idle
+     * paired connections and one busy one looked at every ring, and armed and disarmed every connection,
+     * in every select (measured 2026-11-27: a selector server's 4 KiB round trip with 499 idle paired
+     * connections beside it took 37-44 us against TCP's 6.3 us; docs/nio.md).
+     */
+    private static final class Entry {
+        final SelectionKey key;
+        final PairedChannel p;
+        /** The connection's {@link PairedChannel#bellId}: the data of its bell in {@link State#inner}. */
+        final long id;
+        /** What this selector left armed while the entry sleeps; 0 while awake (selecting thread only). */
+        int sleepOps;
+        /** Armed by the select under way (selecting thread only). */
+        boolean armedNow;
+
+        Entry(SelectionKey key, PairedChannel p, long id) {
+            this.key = key;
+            this.p = p;
+            this.id = id;
+        }
+    }
+
+    /** One selector's paired keys. */
+    private static final class State {
+        /** Copy on write, under this object's lock. */
+        volatile Entry[] entries = NO_ENTRIES;
+        /** By connection, for the wake-ups of {@link ChannelSelection#woke}; and by bell id, for the bells (the latest entry of a connection). */
+        final ConcurrentHashMap<PairedChannel, Entry> byChannel = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<Long, Entry> byId = new ConcurrentHashMap<>();
+        /** Connections woken by another thread since the selecting thread last looked (see {@link #woke}). */
+        final java.util.concurrent.ConcurrentLinkedQueue<PairedChannel> woken = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        /**
+         * The bells of the connections this selector polls itself (data: the entry's id), itself in the
+         * selector's epoll set (edge-triggered): a bell names its connection, so only that one is looked
+         * at. Null until the first bell is polled here, and where sora's native library cannot make one
+         * ({@link #innerFailed}: then no entry sleeps, every key is looked at in every select, as before).
+         */
+        io.sora.transport.NativeEpoll inner;
+        /** No inner set could be made (or nested): entries never sleep. */
+        boolean innerFailed = !SLEEPING_KEYS;
+        /** Entries asleep (selecting thread only). */
+        int asleep;
+        /** Entries armed in the select under way (selecting thread only). */
+        int armedNow;
+        final long[] events = new long[2 * 64];
+
+        Entry[] entries() {
+            return entries;
+        }
+    }
+
+    private static final Entry[] NO_ENTRIES = new Entry[0];
+    /** {@code -Dsora.nio.sleepingKeys=false}: every paired key looked at in every select (as before 2026-11-27). */
+    static final boolean SLEEPING_KEYS = !"false".equals(System.getProperty("sora.nio.sleepingKeys"));
+
     /** How long a select with paired keys polls their rings before it arms them and blocks. */
     static final long SELECT_SPIN_NANOS = Long.getLong("sora.nio.selectSpinNanos", 50_000L);
     /** Within that poll, how long it only spins before it yields between looks at the rings. */
@@ -150,34 +211,57 @@ final class ChannelSelection {
     }
 
     void registering(Selector selector, SelectionKey key) {
-        if (channels.paired(key.channel()) == null) return;
-        Set<SelectionKey> keys = keysBySelector.get(selector);
-        if (keys == null) {
-            Set<SelectionKey> fresh = ConcurrentHashMap.newKeySet();
-            keys = keysBySelector.putIfAbsent(selector, fresh);
-            if (keys == null) keys = fresh;
+        PairedChannel p = channels.paired(key.channel());
+        if (p == null) return;
+        p.selection = this;
+        State st = states.get(selector);
+        if (st == null) {
+            State fresh = new State();
+            st = states.putIfAbsent(selector, fresh);
+            if (st == null) st = fresh;
         }
-        keys.add(key);
-        // a close that ran between the JDK's open check and this hook would have found no set to drop
-        if (!selector.isOpen()) keysBySelector.remove(selector);
+        synchronized (st) {
+            Entry[] es = st.entries;
+            boolean known = false;
+            for (Entry e : es) {
+                if (e.key == key) {
+                    known = true;
+                    break;
+                }
+            }
+            if (!known) {
+                Entry e = new Entry(key, p, p.bellId);
+                Entry[] more = java.util.Arrays.copyOf(es, es.length + 1);
+                more[es.length] = e;
+                st.byChannel.put(p, e);
+                st.byId.put(e.id, e);
+                st.entries = more;
+            }
+        }
+        // a close that ran between the JDK's open check and this hook would have found no state to drop
+        if (!selector.isOpen()) closed(selector);
         SoraBridge.selectorsArmed = true;
     }
 
     /**
-     * {@code selector} closed: its set of paired keys is dropped (each key holds its selector, so the
+     * {@code selector} closed: its paired keys are dropped (each key holds its selector, so the
      * weak table alone kept every closed selector that had held a paired key, and its keys, until the
      * JVM exited: a selector per blocking wait, or an event loop's rebuild, grew the heap without end),
      * and a connection whose bell channel it polled no longer names it. The kernel dropped the bell
-     * channel from its epoll set with the selector's descriptor; the next selector to arm takes it.
+     * channel from its epoll sets with their descriptors; the next selector to arm takes it.
      */
     void closed(Selector selector) {
-        Set<SelectionKey> keys = keysBySelector.remove(selector);
-        if (keys == null) return;
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            if (p == null) continue;
+        State st = states.remove(selector);
+        if (st == null) return;
+        Entry[] es;
+        synchronized (st) {
+            es = st.entries;
+            st.entries = NO_ENTRIES;
+        }
+        for (Entry e : es) {
+            PairedChannel p = e.p;
             synchronized (p) {
-                // an arm a select left when it ended in an exception (its disarm runs on return only)
+                // armed: a sleeping entry, or an arm a select left when it ended in an exception
                 p.disarm(selector);
                 if (p.direct == selector) {
                     p.direct = null;
@@ -187,8 +271,24 @@ final class ChannelSelection {
                 }
             }
         }
+        synchronized (st) {
+            if (st.inner != null) {
+                st.inner.close();
+                st.inner = null;
+            }
+            st.innerFailed = true;
+        }
     }
 
+    /**
+     * {@code p} was woken by its medium (the peer published or went, seen by the doorbell thread or by
+     * another selector reading the bells) while {@code selector} was armed on it: a sleeping entry of
+     * that selector must be looked at. The caller wakes the selector after this.
+     */
+    void woke(Selector selector, PairedChannel p) {
+        State st = states.get(selector);
+        if (st != null && !st.innerFailed) st.woken.add(p);
+    }
     /**
      * {@code ch} was just paired: the keys it was registered with before (Netty registers a channel
      * with its event loop's selector before it connects; an application may register a connecting
@@ -224,14 +324,28 @@ final class ChannelSelection {
 
     /** Before the poll: 0 if a paired key is ready, else the rings are armed and {@code timeout} stays. */
     long selecting(Selector selector, long timeout) {
-        Set<SelectionKey> keys = keysBySelector.get(selector);
-        if (keys == null || keys.isEmpty()) return timeout;
-        if (anyReady(keys) || timeout == 0) return 0;
+        State st = states.get(selector);
+        if (st == null) return timeout;
+        Entry[] es = st.entries;
+        if (es.length == 0) return timeout;
+        st.armedNow = 0;
+        // sleeping entries that must be looked at: their key's interest changed or it was cancelled, or
+        // another thread woke their connection (the bells of this selector's own set are read after the
+        // poll, in selected: a bell that rang meanwhile makes the poll return at once)
+        if (st.asleep > 0) {
+            for (Entry e : es) {
+                if (e.sleepOps != 0 && (interest(e.key) & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != e.sleepOps) {
+                    wake(st, selector, e);
+                }
+            }
+        }
+        takeWoken(st, selector);
+        if (anyReady(es) || timeout == 0) return 0;
         // Awake for a moment first, as a blocked stream read is: a peer that answers within it is seen
         // in place, where a sleeping selector is woken through the doorbell thread (two hand-offs, which
         // made a selector server slower than over TCP). Bounded: the selector's TCP keys wait at most
         // this. Only for peers that read with blocking streams (see poll).
-        int poll = SELECT_SPIN_NANOS > 0 ? poll(keys) : NO_POLL;
+        int poll = SELECT_SPIN_NANOS > 0 ? poll(es) : NO_POLL;
         if (poll != NO_POLL) {
             long start = System.nanoTime();
             long until = start + SELECT_SPIN_NANOS;
@@ -245,7 +359,7 @@ final class ChannelSelection {
                 // poll, the peer's request written only once the poll had given up.
                 if (yielding) Thread.yield();
                 else Thread.onSpinWait();
-                if (anyReady(keys)) return 0;
+                if (anyReady(es)) return 0;
                 if ((i & 15) == 15 || yielding) {
                     long now = System.nanoTime();
                     if (now - until > 0) break;
@@ -253,11 +367,12 @@ final class ChannelSelection {
                 }
             }
         }
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            int interest = interest(k);
+        for (Entry e : es) {
+            if (e.sleepOps != 0) continue; // armed already, and its bell or its medium wakes this selector
+            PairedChannel p = e.p;
+            int interest = interest(e.key);
             // only reading and writing arm (a key for OP_CONNECT alone neither arms nor takes the bells)
-            if (p != null && (interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != 0) {
+            if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != 0) {
                 // Armed, then the bells taken, under the connection's lock as the disarm and its hand-back
                 // are (selected): another selector that disarms either sees this one armed (and hands the
                 // bells back to the doorbell thread) or finishes first (and this one takes them). Taken
@@ -266,15 +381,52 @@ final class ChannelSelection {
                 // set, and epoll reports a descriptor that is readable as it is added.
                 synchronized (p) {
                     p.arm(selector, interest);
-                    if (p.direct != selector) pollBellDirectly(selector, p);
+                    if (p.direct != selector) pollBellDirectly(st, selector, e);
                     else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
                 }
+                e.armedNow = true;
+                st.armedNow++;
             }
         }
         // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
-        return anyReady(keys) ? 0 : timeout;
+        return anyReady(es) ? 0 : timeout;
     }
 
+    /** Entries woken by other threads ({@link #woke}) are disarmed and looked at again. */
+    private void takeWoken(State st, Selector selector) {
+        PairedChannel p;
+        while ((p = st.woken.poll()) != null) {
+            Entry e = st.byChannel.get(p);
+            if (e != null && e.sleepOps != 0) wake(st, selector, e);
+        }
+    }
+
+    /**
+     * A sleeping entry named (its bell, its medium, its key): disarmed as every entry is after a select
+     * (the bells it holds read, handed back to the doorbell thread if another selector waits too), and
+     * looked at from now on.
+     */
+    private void wake(State st, Selector selector, Entry e) {
+        if (e.sleepOps == 0) return;
+        e.sleepOps = 0;
+        st.asleep--;
+        disarm(selector, e.p);
+    }
+
+    /** A select's end for an entry: disarmed, its bells read where this selector holds them. */
+    private void disarm(Selector selector, PairedChannel p) {
+        synchronized (p) {
+            // disarmed first: the bells read now wake only the other selectors still armed on it
+            if (p.disarm(selector) && p.direct == selector && p.bellMuted()) {
+                p.drainBell();
+                // Another selector waits on this connection too (a temporary one for a blocking write,
+                // as Tomcat's): this one holds the bell channel in its epoll set but may not select
+                // again (a temporary selector is closed after one wait), so the doorbell thread reads
+                // the bells meanwhile and wakes the others; the next selector to arm takes them back.
+                if (p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+            }
+        }
+    }
     /**
      * Adds the connection's bell channel (the peer rings it after a publish it made for an armed
      * waker) to the selector's own epoll set, edge-triggered, so the peer's ring wakes this selector
@@ -287,11 +439,13 @@ final class ChannelSelection {
      * when the connection closes (the kernel drops a closed file from every epoll set), or when the
      * key moves to another selector (here). Any failure leaves the doorbell thread's path alone.
      */
-    private void pollBellDirectly(Selector selector, PairedChannel p) {
+    private void pollBellDirectly(State st, Selector selector, Entry entry) {
+        PairedChannel p = entry.p;
         Jdk j = jdk;
         java.nio.channels.SelectableChannel bell = p.bellChannel();
         if (j == null || j.epfd == null || bell == null || !bell.isOpen()) return;
         try {
+            io.sora.transport.NativeEpoll inner = innerSet(st, selector, j);
             // By descriptor number, in epoll sets the bell channel is not registered with: only while it
             // cannot close, or a close in between (its peer's end, the application's) frees the number
             // and these calls reach the file that reuses it (an application's channel taken out of its
@@ -301,9 +455,18 @@ final class ChannelSelection {
                     int fd = (int) j.fdVal.invoke(bell);
                     Selector old = p.direct;
                     if (old != null && old.isOpen()) {
+                        // from the old selector's own set, or its JDK set where it had none
+                        State os = states.get(old);
+                        io.sora.transport.NativeEpoll oldInner = os == null ? null : os.inner;
+                        if (oldInner != null) oldInner.ctl(io.sora.transport.NativeEpoll.CTL_DEL, fd, 0, 1);
                         int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
                     }
                     p.direct = null;
+                    if (inner != null) {
+                        int r = inner.ctl(io.sora.transport.NativeEpoll.CTL_ADD, fd, EPOLLIN | EPOLLET, entry.id);
+                        if (r == -EEXIST) r = inner.ctl(io.sora.transport.NativeEpoll.CTL_MOD, fd, EPOLLIN | EPOLLET, entry.id);
+                        return -r;
+                    }
                     return (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET);
                 } catch (Throwable e) {
                     return -1;
@@ -321,6 +484,33 @@ final class ChannelSelection {
         // not polled here (moving from another selector failed half-way, or never started): the doorbell
         // thread must read the bells, or this selector would sleep through them
         if (p.bellMuted()) p.muteBell(false, bellControl);
+    }
+
+    /**
+     * The selector's own set for the bells it polls, made at the first and nested in the selector's epoll
+     * set (edge-triggered: each bell added to it wakes the selector, read or not); null where it cannot be
+     * made (no native library, or the nesting refused), and then never tried again for this selector.
+     */
+    private static io.sora.transport.NativeEpoll innerSet(State st, Selector selector, Jdk j) {
+        synchronized (st) {
+            if (st.inner != null || st.innerFailed) return st.inner;
+            io.sora.transport.NativeEpoll inner = null;
+            try {
+                if (io.sora.transport.Futex.isAvailable()) {
+                    inner = io.sora.transport.NativeEpoll.open();
+                    int rc = (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, inner.fd(), EPOLLIN | EPOLLET);
+                    if (rc == 0) {
+                        st.inner = inner;
+                        return inner;
+                    }
+                }
+            } catch (Throwable e) {
+                // no nested set: this selector looks at every key in every select
+            }
+            if (inner != null) inner.close();
+            st.innerFailed = true;
+            return null;
+        }
     }
 
     /**
@@ -346,56 +536,109 @@ final class ChannelSelection {
     private static final int EPOLLET = 1 << 31;
     private static final int EEXIST = 17;
 
-    /** After the poll: disarms, and reports each ready paired key; returns {@code n} plus those reported. */
+    /**
+     * After the poll: the entries it armed go to sleep where nothing is ready on them, the others are
+     * disarmed, sleeping ones whose bell rang (or whose connection another thread woke) are disarmed and
+     * looked at; each ready paired key is reported. Returns {@code n} plus those reported.
+     */
     int selected(Selector selector, Consumer<SelectionKey> action, int n) {
-        Set<SelectionKey> keys = keysBySelector.get(selector);
-        if (keys == null || keys.isEmpty()) return n;
+        State st = states.get(selector);
+        if (st == null) return n;
+        Entry[] es = st.entries;
+        if (es.length == 0) return n;
         Jdk j;
         try {
             j = jdk();
         } catch (ReflectiveOperationException e) {
             return n; // checked before any channel was paired (Channels): not reached
         }
-        int reported = n;
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            if (p == null) continue;
-            synchronized (p) {
-                // disarmed first: the bells read now wake only the other selectors still armed on it
-                if (p.disarm(selector) && p.direct == selector && p.bellMuted()) {
-                    p.drainBell();
-                    // Another selector waits on this connection too (a temporary one for a blocking write,
-                    // as Tomcat's): this one holds the bell channel in its epoll set but may not select
-                    // again (a temporary selector is closed after one wait), so the doorbell thread reads
-                    // the bells meanwhile and wakes the others; the next selector to arm takes them back.
-                    if (p.armedElsewhere(selector)) p.muteBell(false, bellControl);
+        // the bells this selector polls itself name their connections; read only when something here is
+        // armed (a bell rings only for an armed waiter: a half-close's left for later does no harm, the
+        // entry it names being looked at in every select while awake)
+        io.sora.transport.NativeEpoll inner = st.inner;
+        if (inner != null && (st.asleep > 0 || st.armedNow > 0)) {
+            try {
+                // every bell that rang: the set is nested edge-triggered, so one left unread would not wake
+                // the selector again until another rang (bounded: each round takes up to 64 descriptors of the
+                // set, which holds one per connection whose bell this selector polls)
+                for (int round = 0; round < 1024; round++) {
+                    int got = inner.await(st.events, 0);
+                    for (int i = 0; i < got; i++) {
+                        Entry e = st.byId.get(st.events[2 * i]);
+                        if (e != null) wake(st, selector, e);
+                    }
+                    if (got < st.events.length / 2) break;
                 }
+            } catch (java.io.IOException e) {
+                // closed with the selector meanwhile: nothing to read
             }
         }
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            if (p == null || !k.isValid()) {
-                keys.remove(k);
-                // No longer selected here, and the doorbell thread's watch is left muted (hang-up only):
-                // unmuting it woke that thread now and muting it again woke it at the next registration,
-                // two wake-ups per exchange of a server that cancels its key while a worker serves the
-                // connection in blocking mode (the JDK's HttpServer), on a CPU the application needed.
-                // Nobody needs the bells meanwhile: a bell is rung only for a waiter that armed its word;
-                // a thread that sleeps for a bell unmutes first (ShmMedium.awaitReader/awaitWriter); the
-                // next selector either still holds the bell channel in its epoll set (this one:
-                // pollBellDirectly's edge-triggered entry stays until the channel closes or moves) or
-                // moves it into its own, or unmutes where it cannot (pollBellDirectly).
+        takeWoken(st, selector);
+        boolean sleeps = inner != null;
+        boolean removed = false;
+        for (Entry e : es) {
+            PairedChannel p = e.p;
+            SelectionKey k = e.key;
+            if (!k.isValid()) {
+                wake(st, selector, e);
+                if (e.armedNow) disarm(selector, p);
+                e.armedNow = false;
+                removed = true;
                 continue;
             }
-            int ready = p.ready(interest(k));
+            if (e.sleepOps != 0) continue; // armed, and nothing named it
+            int interest = interest(k);
+            if (e.armedNow) {
+                e.armedNow = false;
+                int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                // nothing ready, its bell polled here, no other selector armed on it: it stays armed and
+                // is not looked at until its bell rings (disarming and arming it again in every select
+                // cost a selector with many idle connections more than TCP's whole round trip)
+                if (sleeps && ops != 0 && p.direct == selector && p.ready(interest) == 0 && !p.armedElsewhere(selector)) {
+                    e.sleepOps = ops;
+                    st.asleep++;
+                    continue;
+                }
+                disarm(selector, p);
+            }
+            int ready = p.ready(interest);
             if (ready == 0) continue;
             int rOps = ((ready & SelectionKey.OP_READ) != 0 ? j.pollIn() : 0)
                     | ((ready & SelectionKey.OP_WRITE) != 0 ? j.pollOut() : 0);
-            reported += invoke(j, selector, rOps, k, action);
+            n += invoke(j, selector, rOps, k, action);
         }
-        // An empty set stays: removing it could orphan a key that a registering thread is adding to it
-        // right now (it fetched the set before the removal), and that key would never be reported
-        return reported;
+        st.armedNow = 0;
+        if (removed) removeInvalid(st);
+        return n;
+    }
+
+    /**
+     * Cancelled keys leave the state (each disarmed above). No longer selected here, the doorbell thread's
+     * watch of the connection is left muted (hang-up only): unmuting it woke that thread now and muting it
+     * again woke it at the next registration, two wake-ups per exchange of a server that cancels its key
+     * while a worker serves the connection in blocking mode (the JDK's HttpServer), on a CPU the
+     * application needed. Nobody needs the bells meanwhile: a bell is rung only for a waiter that armed its
+     * word; a thread that sleeps for a bell unmutes first (ShmMedium.awaitReader/awaitWriter); the next
+     * selector either still holds the bell channel in its set (this one: it stays until the channel
+     * closes or moves) or moves it into its own, or unmutes where it cannot (pollBellDirectly).
+     */
+    private static void removeInvalid(State st) {
+        synchronized (st) {
+            Entry[] es = st.entries;
+            int live = 0;
+            for (Entry e : es) if (e.key.isValid()) live++;
+            Entry[] kept = new Entry[live];
+            int i = 0;
+            for (Entry e : es) {
+                if (e.key.isValid()) {
+                    kept[i++] = e;
+                } else {
+                    st.byChannel.remove(e.p, e);
+                    st.byId.remove(e.id, e);
+                }
+            }
+            st.entries = kept;
+        }
     }
 
     /** The selector's own processReadyEvents; the application's action may throw through it, as on TCP. */
@@ -433,13 +676,14 @@ final class ChannelSelection {
      * answers later), and a learnt policy that once stopped polling for a selector server did not come
      * back for most of the run (1.1-1.4x instead of 8x).
      */
-    private int poll(Set<SelectionKey> keys) {
+    private int poll(Entry[] es) {
         int cpu = io.sora.transport.ThisCpu.current();
         boolean pays = false;
         boolean allHere = cpu >= 0;
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            if (p == null || interest(k) == 0) continue;
+        for (Entry e : es) {
+            if (e.sleepOps != 0) continue;
+            PairedChannel p = e.p;
+            if (interest(e.key) == 0) continue;
             int placement = p.peerPlacement(cpu);
             if (p.peerReadsThroughSelector()) continue;
             pays = true;
@@ -448,11 +692,12 @@ final class ChannelSelection {
         return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
     }
 
-    private boolean anyReady(Set<SelectionKey> keys) {
-        for (SelectionKey k : keys) {
-            PairedChannel p = channels.paired(k.channel());
-            int interest = interest(k);
-            if (p != null && interest != 0 && p.ready(interest) != 0) return true;
+    /** Whether an awake entry is ready (sleeping ones are looked at when named: see {@link Entry}). */
+    private static boolean anyReady(Entry[] es) {
+        for (Entry e : es) {
+            if (e.sleepOps != 0) continue;
+            int interest = interest(e.key);
+            if (interest != 0 && e.p.ready(interest) != 0) return true;
         }
         return false;
     }

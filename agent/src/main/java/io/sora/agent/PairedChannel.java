@@ -274,6 +274,12 @@ final class PairedChannel {
         return r;
     }
 
+    private static final java.util.concurrent.atomic.AtomicLong BELL_IDS = new java.util.concurrent.atomic.AtomicLong();
+    /** This connection's bell in a selector's own set of bells (ChannelSelection): never 0 (the set's wake-up). */
+    final long bellId = BELL_IDS.incrementAndGet();
+    /** The selection this connection's keys are registered through; told of the medium's wake-ups. */
+    volatile ChannelSelection selection;
+
     /** The selector whose epoll set holds this connection's bell channel (ChannelSelection); changed under this object's lock. */
     volatile Selector direct;
 
@@ -389,6 +395,10 @@ final class PairedChannel {
 
     /** The medium woke this connection (the peer published, or went): every armed selector wakes. */
     private void wakeArmedSelector() {
-        for (Selector s : armed) s.wakeup();
+        ChannelSelection sel = selection;
+        for (Selector s : armed) {
+            if (sel != null) sel.woke(s, this); // a sleeping key of that selector is looked at again
+            s.wakeup();
+        }
     }
 }

@@ -57,6 +57,11 @@ public final class NativeEpoll implements AutoCloseable {
         return n;
     }
 
+    /** The set's own descriptor (to nest it in another epoll set: it is readable while it has events). */
+    public int fd() {
+        return epfd;
+    }
+
     /** Makes a thread in {@link #await} return (or its next call, at once). */
     public void wakeup() {
         if (!closed) wake0(wakeFd);

@@ -539,6 +539,109 @@ public abstract class AbstractChannelSemanticsTest {
         return buf.array();
     }
 
+    /**
+     * A selector with many idle keys beside a busy one (docs/nio.md, "Idle keys sleep"): on shm an idle
+     * key, once armed, is looked at again only when something names it. Every way of being named must
+     * reach the select, as over TCP: the peer's bytes, the peer's close, an interest changed while the key
+     * sleeps, the peer's bytes read first by a second selector waiting on the channel; and a cancelled key
+     * must stay silent while the others go on.
+     */
+    @Test
+    void idleKeysBesideABusyOneAreReportedWhenTheirPeerWritesOrClosesOrTheirInterestChanges() throws Exception {
+        int n = 16;
+        SocketChannel[] peers = new SocketChannel[n];
+        SocketChannel[] ends = new SocketChannel[n];
+        SelectionKey[] keys = new SelectionKey[n];
+        try (Selector selector = Selector.open()) {
+            for (int i = 0; i < n; i++) {
+                peers[i] = SocketChannel.open(server.getLocalAddress());
+                ends[i] = server.accept();
+                assertEquals(expectedPath(), SoraPath.of(ends[i]), "server path of idle connection " + i);
+                ends[i].configureBlocking(false);
+                keys[i] = ends[i].register(selector, SelectionKey.OP_READ, i);
+            }
+            accepted.configureBlocking(false);
+            SelectionKey busy = accepted.register(selector, SelectionKey.OP_READ);
+            // round trips on the busy one through selects that block: the idle keys are armed meanwhile
+            for (int round = 0; round < 20; round++) {
+                Future<Integer> woken = blockedSelect(selector);
+                writeFully(client, ByteBuffer.wrap(bytes(8, round)));
+                assertEquals(1, woken.get(10, TimeUnit.SECONDS), "round " + round);
+                assertEquals(java.util.Set.of(busy), selector.selectedKeys(), "round " + round);
+                selector.selectedKeys().clear();
+                assertArrayEquals(bytes(8, round), readAvailable(accepted, 8));
+            }
+
+            // an idle peer writes
+            Future<Integer> woken = blockedSelect(selector);
+            writeFully(peers[3], ByteBuffer.wrap(bytes(5, 40)));
+            assertEquals(1, woken.get(10, TimeUnit.SECONDS));
+            assertEquals(java.util.Set.of(keys[3]), selector.selectedKeys());
+            selector.selectedKeys().clear();
+            assertArrayEquals(bytes(5, 40), readAvailable(ends[3], 5));
+
+            // an idle peer closes: readable, then EOF
+            woken = blockedSelect(selector);
+            peers[7].close();
+            assertEquals(1, woken.get(10, TimeUnit.SECONDS));
+            assertEquals(java.util.Set.of(keys[7]), selector.selectedKeys());
+            selector.selectedKeys().clear();
+            assertEquals(-1, ends[7].read(ByteBuffer.allocate(1)));
+            keys[7].cancel();
+
+            // an idle key's interest changes: writable at once
+            keys[11].interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            assertEquals(1, selector.select(10_000));
+            assertEquals(java.util.Set.of(keys[11]), selector.selectedKeys());
+            assertTrue(keys[11].isWritable() && !keys[11].isReadable());
+            selector.selectedKeys().clear();
+            keys[11].interestOps(SelectionKey.OP_READ);
+
+            // a second selector waits on an idle channel meanwhile (a temporary one for a blocking wait, as
+            // Tomcat's) and is woken by the peer's bytes; the first still reports them after it closed
+            try (Selector temporary = Selector.open()) {
+                ends[5].register(temporary, SelectionKey.OP_READ);
+                Future<Integer> tempWoken = blockedSelect(temporary);
+                writeFully(peers[5], ByteBuffer.wrap(bytes(4, 42)));
+                assertEquals(1, tempWoken.get(10, TimeUnit.SECONDS));
+            }
+            assertEquals(1, selector.select(10_000));
+            assertEquals(java.util.Set.of(keys[5]), selector.selectedKeys());
+            selector.selectedKeys().clear();
+            assertArrayEquals(bytes(4, 42), readAvailable(ends[5], 4));
+
+            // a cancelled key stays silent; the others go on
+            keys[12].cancel();
+            assertEquals(0, selector.selectNow());
+            writeFully(peers[12], ByteBuffer.wrap(bytes(3, 41)));
+
+            // every other idle peer writes at once: each key reported, each message whole
+            java.util.Set<Integer> left = new java.util.HashSet<>();
+            for (int i = 0; i < n; i++) {
+                if (i == 7 || i == 12) continue;
+                writeFully(peers[i], ByteBuffer.wrap(bytes(6, 50 + i)));
+                left.add(i);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!left.isEmpty() && System.nanoTime() - deadline < 0) {
+                selector.select(1000);
+                for (SelectionKey k : selector.selectedKeys()) {
+                    int i = (Integer) k.attachment();
+                    assertTrue(left.remove(i), "key " + i + " reported twice or unexpectedly");
+                    assertArrayEquals(bytes(6, 50 + i), readAvailable(ends[i], 6), "idle connection " + i);
+                }
+                selector.selectedKeys().clear();
+            }
+            assertEquals(java.util.Set.of(), left, "idle keys never reported");
+            assertArrayEquals(bytes(3, 41), readAvailable(ends[12], 3), "the cancelled key's bytes are still there");
+        } finally {
+            for (int i = 0; i < n; i++) {
+                if (peers[i] != null) peers[i].close();
+                if (ends[i] != null) ends[i].close();
+            }
+        }
+    }
+
     @Test
     void aSelectorServerEchoesEveryByteToABlockingClient() throws Exception {
         Future<?> echo = pool.submit(() -> {
