@@ -48,8 +48,15 @@ public final class FieldBench {
     private static final Pattern SAMPLE_RESULT = Pattern.compile("Round trip time of (\\d+) bytes: (\\d+) usec");
 
     /** What one JVM pair of a ping-pong row does. */
-    record Spec(int size, int rts, int conns, long thinkNs) {
+    /** @param idle connections the client opens first and leaves idle (open, no traffic) for the whole run */
+    record Spec(int size, int rts, int conns, long thinkNs, int idle) {
+        Spec(int size, int rts, int conns, long thinkNs) {
+            this(size, rts, conns, thinkNs, 0);
+        }
     }
+
+    /** The idle connections beside the busy one in the nio row's idle setting: a server most of whose clients are quiet. */
+    static final int NIO_IDLE = 500;
 
     private final FieldOptions o;
     private final List<ChildProcess> live = new CopyOnWriteArrayList<>();
@@ -272,6 +279,14 @@ public final class FieldBench {
                 m.tcp.add(pingPong(m, p, many, false, i, FieldNioServer.class));
                 m.shm.add(pingPong(m, p, many, true, i, FieldNioServer.class));
             }
+            if (!p.label().equals("unpinned")) continue;
+            // most of a server's clients are quiet: the busy connection's round trip must not pay for them
+            Spec beside = new Spec(SIZE, o.pp4kRoundTrips(), 1, 0, NIO_IDLE);
+            FieldCase b = newCase(cases, "nio", "selector server, 1 conn beside " + NIO_IDLE + " idle, " + p.label(), p, false, beside);
+            for (int i = 1; i <= o.pairs; i++) {
+                b.tcp.add(pingPong(b, p, beside, false, i, FieldNioServer.class));
+                b.shm.add(pingPong(b, p, beside, true, i, FieldNioServer.class));
+            }
         }
     }
 
@@ -370,10 +385,12 @@ public final class FieldBench {
         c.params.put("round_trips", spec.rts());
         c.params.put("connections", spec.conns());
         c.params.put("think_ns", spec.thinkNs());
+        if (spec.idle() > 0) c.params.put("idle_connections", spec.idle());
         cases.add(c);
         System.out.println("\n== " + row + ", " + setting + " (" + describe(p) + "): " + Sweep.label(spec.size())
                 + " ping-pong, " + spec.rts() + " round trips" + (spec.conns() > 1 ? " over " + spec.conns() + " connections" : "")
                 + (spec.thinkNs() > 0 ? ", " + spec.thinkNs() / 1000 + " µs computing between round trips" : "")
+                + (spec.idle() > 0 ? ", " + spec.idle() + " idle connections beside" : "")
                 + ", timed from the first");
         return c;
     }
@@ -393,12 +410,15 @@ public final class FieldBench {
         ChildProcess client = null;
         try {
             List<String> common = List.of("address=" + LOOPBACK, "port=" + port, "size=" + spec.size(),
-                    "conns=" + spec.conns(), "path=" + path, "agent=" + (shm ? "yes" : "no"));
+                    "path=" + path, "agent=" + (shm ? "yes" : "no"));
+            List<String> serverArgs = new ArrayList<>(common);
+            serverArgs.add("conns=" + (spec.conns() + spec.idle())); // it serves the idle ones too, until they close
             server = launch(tag + "-server", p.serverCpu(), shm ? agentOption(tag + "-server", port, true) : List.of(),
-                    serverMain.getName(), common, true);
+                    serverMain.getName(), serverArgs, true);
             server.awaitLine("READY", deadline(READY_SECONDS));
             List<String> args = new ArrayList<>(common);
-            args.addAll(List.of("rts=" + spec.rts(), "think-ns=" + spec.thinkNs()));
+            args.addAll(List.of("conns=" + spec.conns(), "rts=" + spec.rts(), "think-ns=" + spec.thinkNs()));
+            if (spec.idle() > 0) args.add("idle=" + spec.idle());
             client = launch(tag + "-client", p.clientCpu(), shm ? agentOption(tag + "-client", port, false) : List.of(),
                     FieldClient.class.getName(), args, true);
             client.awaitExit(deadline(o.timeoutSeconds));

@@ -20,9 +20,11 @@ import java.util.concurrent.CountDownLatch;
  * {@code RESULT key=value ...}: {@code rts median_ns p99_ns max_ns first_ns mean_ns} over all round
  * trips pooled, {@code wall_ns} from the start of the first round trip to the end of the last,
  * {@code rtps} (round trips a second, all connections), {@code think_mean_ns}, {@code sink}.
- * No {@code TCP_NODELAY}: sockets as an application gets them.
+ * No {@code TCP_NODELAY}: sockets as an application gets them. With {@code idle=N} it first opens N
+ * more connections that carry nothing, holds them open through the run (a server most of whose
+ * clients are quiet), checks their path after it and closes them last.
  *
- * <pre>FieldClient address=IP port=N size=N rts=N conns=N think-ns=N path=tcp|shm agent=yes|no timeout=S</pre>
+ * <pre>FieldClient address=IP port=N size=N rts=N conns=N think-ns=N [idle=N] path=tcp|shm agent=yes|no timeout=S</pre>
  */
 public final class FieldClient {
     private FieldClient() {
@@ -37,6 +39,11 @@ public final class FieldClient {
         long thinkNs = a.getLong("think-ns");
         if (size < Wire.MIN_SIZE || conns < 1 || perConn < 1 || thinkNs < 0) {
             a.fail("need size >= " + Wire.MIN_SIZE + ", conns >= 1, rts >= conns, think-ns >= 0; got " + Arrays.toString(args));
+        }
+        int idle = a.has("idle") ? a.getInt("idle") : 0;
+        Socket[] quiet = new Socket[Math.max(0, idle)];
+        for (int i = 0; i < quiet.length; i++) {
+            quiet[i] = new Socket(a.get("address"), a.getInt("port"));
         }
         long[][] samples = new long[conns][perConn];
         long[] sinks = new long[conns];
@@ -67,6 +74,10 @@ public final class FieldClient {
             t.join();
         }
         long wall = System.nanoTime() - t0;
+        for (Socket q : quiet) {
+            a.checkPath(q);
+            q.close();
+        }
         long first = samples[0][0];
         long[] all = new long[conns * perConn];
         long sum = 0;
