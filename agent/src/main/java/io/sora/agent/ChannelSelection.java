@@ -12,7 +12,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -170,10 +169,6 @@ final class ChannelSelection {
         /** Entries asleep (selecting thread only). */
         int asleep;
         final long[] events = new long[2 * 64];
-
-        Entry[] entries() {
-            return entries;
-        }
     }
 
     private static final Entry[] NO_ENTRIES = new Entry[0];
