@@ -133,18 +133,18 @@ final class ChannelSelection {
      */
     private static final class Entry {
         final SelectionKey key;
+        /** Its connection; the data of its bell in {@link State#inner} is the connection's {@link PairedChannel#bellId}. */
         final PairedChannel p;
-        /** The connection's {@link PairedChannel#bellId}: the data of its bell in {@link State#inner}. */
-        final long id;
         /** What this selector left armed while the entry sleeps; 0 while awake (selecting thread only). */
         int sleepOps;
         /** Armed by the select under way (selecting thread only). */
         boolean armedNow;
+        /** Its key found cancelled and the entry disarmed: to leave the state (selecting thread only). */
+        boolean gone;
 
-        Entry(SelectionKey key, PairedChannel p, long id) {
+        Entry(SelectionKey key, PairedChannel p) {
             this.key = key;
             this.p = p;
-            this.id = id;
         }
     }
 
@@ -163,15 +163,17 @@ final class ChannelSelection {
          * at. Null until the first bell is polled here, and where sora's native library cannot make one
          * ({@link #innerFailed}: then no entry sleeps, every key is looked at in every select, as before).
          */
-        io.sora.transport.NativeEpoll inner;
-        /** No inner set could be made (or nested): entries never sleep. */
-        boolean innerFailed = !SLEEPING_KEYS;
+        volatile io.sora.transport.NativeEpoll inner;
+        /** No inner set could be made (or nested), or the selector closed: entries never sleep. */
+        volatile boolean innerFailed = !SLEEPING_KEYS;
         /** Entries asleep (selecting thread only). */
         int asleep;
         final long[] events = new long[2 * 64];
     }
 
     private static final Entry[] NO_ENTRIES = new Entry[0];
+    /** The interest that arms a connection (a key for OP_CONNECT alone neither arms nor sleeps). */
+    private static final int READ_WRITE = SelectionKey.OP_READ | SelectionKey.OP_WRITE;
     /**
      * Keys sleep only in a selector with at least this many paired keys: looking at a few awake keys costs
      * less than the system call that reads the selector's own set of bells when one wakes (an event loop
@@ -230,11 +232,11 @@ final class ChannelSelection {
                 }
             }
             if (!known) {
-                Entry e = new Entry(key, p, p.bellId);
+                Entry e = new Entry(key, p);
                 Entry[] more = java.util.Arrays.copyOf(es, es.length + 1);
                 more[es.length] = e;
                 st.byChannel.put(p, e);
-                st.byId.put(e.id, e);
+                st.byId.put(p.bellId, e);
                 st.entries = more;
             }
         }
@@ -333,7 +335,7 @@ final class ChannelSelection {
         // poll, in selected: a bell that rang meanwhile makes the poll return at once)
         if (st.asleep > 0) {
             for (Entry e : es) {
-                if (e.sleepOps != 0 && (interest(e.key) & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != e.sleepOps) {
+                if (e.sleepOps != 0 && (interest(e.key) & READ_WRITE) != e.sleepOps) {
                     wake(st, selector, e);
                 }
             }
@@ -371,7 +373,7 @@ final class ChannelSelection {
             PairedChannel p = e.p;
             int interest = interest(e.key);
             // only reading and writing arm (a key for OP_CONNECT alone neither arms nor takes the bells)
-            if ((interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE)) != 0) {
+            if ((interest & READ_WRITE) != 0) {
                 // Armed, then the bells taken, under the connection's lock as the disarm and its hand-back
                 // are (selected): another selector that disarms either sees this one armed (and hands the
                 // bells back to the doorbell thread) or finishes first (and this one takes them). Taken
@@ -461,8 +463,8 @@ final class ChannelSelection {
                     }
                     p.direct = null;
                     if (inner != null) {
-                        int r = inner.ctl(io.sora.transport.NativeEpoll.CTL_ADD, fd, EPOLLIN | EPOLLET, entry.id);
-                        if (r == -EEXIST) r = inner.ctl(io.sora.transport.NativeEpoll.CTL_MOD, fd, EPOLLIN | EPOLLET, entry.id);
+                        int r = inner.ctl(io.sora.transport.NativeEpoll.CTL_ADD, fd, EPOLLIN | EPOLLET, entry.p.bellId);
+                        if (r == -EEXIST) r = inner.ctl(io.sora.transport.NativeEpoll.CTL_MOD, fd, EPOLLIN | EPOLLET, entry.p.bellId);
                         return -r;
                     }
                     return (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET);
@@ -583,6 +585,7 @@ final class ChannelSelection {
                 wake(st, selector, e);
                 if (e.armedNow) disarm(selector, p);
                 e.armedNow = false;
+                e.gone = true;
                 removed = true;
                 continue;
             }
@@ -590,7 +593,7 @@ final class ChannelSelection {
             int interest = interest(k);
             if (e.armedNow) {
                 e.armedNow = false;
-                int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                int ops = interest & READ_WRITE;
                 // nothing ready, its bell polled here, no other selector armed on it: it stays armed and
                 // is not looked at until its bell rings (disarming and arming it again in every select
                 // cost a selector with many idle connections more than TCP's whole round trip)
@@ -607,7 +610,7 @@ final class ChannelSelection {
                     | ((ready & SelectionKey.OP_WRITE) != 0 ? j.pollOut() : 0);
             n += invoke(j, selector, rOps, k, action);
         }
-        if (removed) removeInvalid(st);
+        if (removed) removeGone(st);
         return n;
     }
 
@@ -621,19 +624,22 @@ final class ChannelSelection {
      * selector either still holds the bell channel in its set (this one: it stays until the channel
      * closes or moves) or moves it into its own, or unmutes where it cannot (pollBellDirectly).
      */
-    private static void removeInvalid(State st) {
+    private static void removeGone(State st) {
+        // the entries marked above, not whatever is cancelled by now: a key cancelled meanwhile by another
+        // thread is seen (and disarmed) at the next select; counted again here it could leave its entry
+        // armed, or a gap in the array
         synchronized (st) {
             Entry[] es = st.entries;
             int live = 0;
-            for (Entry e : es) if (e.key.isValid()) live++;
+            for (Entry e : es) if (!e.gone) live++;
             Entry[] kept = new Entry[live];
             int i = 0;
             for (Entry e : es) {
-                if (e.key.isValid()) {
+                if (!e.gone) {
                     kept[i++] = e;
                 } else {
                     st.byChannel.remove(e.p, e);
-                    st.byId.remove(e.id, e);
+                    st.byId.remove(e.p.bellId, e);
                 }
             }
             st.entries = kept;
