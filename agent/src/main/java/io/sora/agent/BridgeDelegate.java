@@ -285,6 +285,11 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void selectorKeyChanged(Selector selector, SelectionKey key) {
+        selection.keyChanged(selector);
+    }
+
+    @Override
     public void selectorClosed(Selector selector) {
         selection.closed(selector);
     }

@@ -126,9 +126,10 @@ final class ChannelSelection {
      * not 0), it stays armed across selects and is not looked at until something names it: its bell
      * in the selector's own epoll set ({@link State#inner}), a wake-up of the connection's medium (its
      * doorbell thread, another selector reading the bells: {@link #woke}), a change of its key's interest,
-     * or its key's cancellation. Then it is disarmed and awake again. Why: a selector with many idle
-     * paired connections and one busy one looked at every ring, and armed and disarmed every connection,
-     * in every select (measured 2026-11-27: a selector server's 4 KiB round trip with 499 idle paired
+     * or its key's cancellation (both seen by the JDK methods they go through:
+     * {@link ChannelSelection#keyChanged}). Then it is disarmed and awake again. A select touches only the
+     * awake entries ({@link State#awake}). Why: a selector with many idle paired connections and one busy
+     * one looked at every ring, and armed and disarmed every connection, in every select (measured 2026-11-27: a selector server's 4 KiB round trip with 499 idle paired
      * connections beside it took 37-44 us against TCP's 6.3 us; docs/nio.md).
      */
     private static final class Entry {
@@ -141,6 +142,8 @@ final class ChannelSelection {
         boolean armedNow;
         /** Its key found cancelled and the entry disarmed: to leave the state (selecting thread only). */
         boolean gone;
+        /** Its index in {@link State#awake}, -1 while asleep or not taken in yet (selecting thread only). */
+        int slot = -1;
 
         Entry(SelectionKey key, PairedChannel p) {
             this.key = key;
@@ -152,6 +155,19 @@ final class ChannelSelection {
     private static final class State {
         /** Copy on write, under this object's lock. */
         volatile Entry[] entries = NO_ENTRIES;
+        /**
+         * The awake entries, the only ones a select looks at, in {@code awake[0..awakeCount)} (selecting
+         * thread only): a sleeping entry leaves it, one named joins it again (each knows its slot).
+         */
+        Entry[] awake = new Entry[8];
+        int awakeCount;
+        /** Entries registered since the selecting thread last looked (they join {@link #awake}). */
+        final java.util.concurrent.ConcurrentLinkedQueue<Entry> added = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        /**
+         * A key of this selector changed its interest or was cancelled since the selecting thread last
+         * looked ({@link ChannelSelection#keyChanged}): the sleeping entries' keys are read again.
+         */
+        volatile boolean keysChanged;
         /** By connection, for the wake-ups of {@link ChannelSelection#woke}; and by bell id, for the bells (the latest entry of a connection). */
         final ConcurrentHashMap<PairedChannel, Entry> byChannel = new ConcurrentHashMap<>();
         final ConcurrentHashMap<Long, Entry> byId = new ConcurrentHashMap<>();
@@ -238,6 +254,7 @@ final class ChannelSelection {
                 st.byChannel.put(p, e);
                 st.byId.put(p.bellId, e);
                 st.entries = more;
+                st.added.add(e);
             }
         }
         // a close that ran between the JDK's open check and this hook would have found no state to drop
@@ -291,6 +308,43 @@ final class ChannelSelection {
         State st = states.get(selector);
         if (st != null && !st.innerFailed) st.woken.add(p);
     }
+
+    /**
+     * A key of {@code selector} changed its interest or was cancelled (the JDK's {@code setEventOps} and
+     * {@code cancel}, on the thread that did it; before the selector's next select processes it, as the
+     * JDK's own update queue is): the selecting thread reads its sleeping entries' keys again at its
+     * next select. Every select read them all before (500 idle keys: 500 key objects read and compared
+     * per select, 2.2 us of a busy connection's 5.4 us round trip).
+     */
+    void keyChanged(Selector selector) {
+        State st = states.get(selector);
+        if (st != null && !st.keysChanged) st.keysChanged = true;
+    }
+
+    /** Entries registered meanwhile join the awake ones (selecting thread). */
+    private static void takeAdded(State st) {
+        Entry e;
+        while ((e = st.added.poll()) != null) {
+            if (!e.gone && e.slot < 0 && e.sleepOps == 0) addAwake(st, e);
+        }
+    }
+
+    private static void addAwake(State st, Entry e) {
+        if (st.awakeCount == st.awake.length) st.awake = java.util.Arrays.copyOf(st.awake, 2 * st.awake.length);
+        e.slot = st.awakeCount;
+        st.awake[st.awakeCount++] = e;
+    }
+
+    /** Out of {@link State#awake}: the last awake entry takes its slot. */
+    private static void removeAwake(State st, Entry e) {
+        int i = e.slot;
+        if (i < 0) return;
+        Entry last = st.awake[--st.awakeCount];
+        st.awake[i] = last;
+        last.slot = i;
+        st.awake[st.awakeCount] = null;
+        e.slot = -1;
+    }
     /**
      * {@code ch} was just paired: the keys it was registered with before (Netty registers a channel
      * with its event loop's selector before it connects; an application may register a connecting
@@ -328,25 +382,29 @@ final class ChannelSelection {
     long selecting(Selector selector, long timeout) {
         State st = states.get(selector);
         if (st == null) return timeout;
-        Entry[] es = st.entries;
-        if (es.length == 0) return timeout;
+        takeAdded(st);
         // sleeping entries that must be looked at: their key's interest changed or it was cancelled, or
         // another thread woke their connection (the bells of this selector's own set are read after the
-        // poll, in selected: a bell that rang meanwhile makes the poll return at once)
-        if (st.asleep > 0) {
-            for (Entry e : es) {
+        // poll, in selected: a bell that rang meanwhile makes the poll return at once). The flag is
+        // cleared before the keys are read: a change after that read sets it again for the next select
+        if (st.asleep > 0 && st.keysChanged) {
+            st.keysChanged = false;
+            for (Entry e : st.entries) {
                 if (e.sleepOps != 0 && (interest(e.key) & READ_WRITE) != e.sleepOps) {
                     wake(st, selector, e);
                 }
             }
         }
         takeWoken(st, selector);
-        if (anyReady(es) || timeout == 0) return 0;
+        int count = st.awakeCount;
+        if (count == 0) return timeout;
+        Entry[] es = st.awake;
+        if (anyReady(es, count) || timeout == 0) return 0;
         // Awake for a moment first, as a blocked stream read is: a peer that answers within it is seen
         // in place, where a sleeping selector is woken through the doorbell thread (two hand-offs, which
         // made a selector server slower than over TCP). Bounded: the selector's TCP keys wait at most
         // this. Only for peers that read with blocking streams (see poll).
-        int poll = SELECT_SPIN_NANOS > 0 ? poll(es) : NO_POLL;
+        int poll = SELECT_SPIN_NANOS > 0 ? poll(es, count) : NO_POLL;
         if (poll != NO_POLL) {
             long start = System.nanoTime();
             long until = start + SELECT_SPIN_NANOS;
@@ -360,7 +418,7 @@ final class ChannelSelection {
                 // poll, the peer's request written only once the poll had given up.
                 if (yielding) Thread.yield();
                 else Thread.onSpinWait();
-                if (anyReady(es)) return 0;
+                if (anyReady(es, count)) return 0;
                 if ((i & 15) == 15 || yielding) {
                     long now = System.nanoTime();
                     if (now - until > 0) break;
@@ -368,8 +426,8 @@ final class ChannelSelection {
                 }
             }
         }
-        for (Entry e : es) {
-            if (e.sleepOps != 0) continue; // armed already, and its bell or its medium wakes this selector
+        for (int i = 0; i < count; i++) {
+            Entry e = es[i];
             PairedChannel p = e.p;
             int interest = interest(e.key);
             // only reading and writing arm (a key for OP_CONNECT alone neither arms nor takes the bells)
@@ -389,7 +447,7 @@ final class ChannelSelection {
             }
         }
         // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
-        return anyReady(es) ? 0 : timeout;
+        return anyReady(es, count) ? 0 : timeout;
     }
 
     /** Entries woken by other threads ({@link #woke}) are disarmed and looked at again. */
@@ -410,6 +468,7 @@ final class ChannelSelection {
         if (e.sleepOps == 0) return;
         e.sleepOps = 0;
         st.asleep--;
+        if (!e.gone) addAwake(st, e);
         disarm(selector, e.p);
     }
 
@@ -543,9 +602,7 @@ final class ChannelSelection {
      */
     int selected(Selector selector, Consumer<SelectionKey> action, int n) {
         State st = states.get(selector);
-        if (st == null) return n;
-        Entry[] es = st.entries;
-        if (es.length == 0) return n;
+        if (st == null || (st.awakeCount == 0 && st.asleep == 0)) return n;
         Jdk j;
         try {
             j = jdk();
@@ -576,20 +633,23 @@ final class ChannelSelection {
             }
         }
         takeWoken(st, selector);
-        boolean sleeps = inner != null && es.length >= SLEEP_MIN_KEYS;
+        boolean sleeps = inner != null && st.entries.length >= SLEEP_MIN_KEYS;
         boolean removed = false;
-        for (Entry e : es) {
+        // the awake entries (the sleeping ones named above among them), from the last: one that falls
+        // asleep or leaves gives its slot to the last, already looked at
+        for (int i = st.awakeCount - 1; i >= 0; i--) {
+            if (i >= st.awakeCount) continue; // the application's action selected again (nested) and took some
+            Entry e = st.awake[i];
             PairedChannel p = e.p;
             SelectionKey k = e.key;
             if (!k.isValid()) {
-                wake(st, selector, e);
                 if (e.armedNow) disarm(selector, p);
                 e.armedNow = false;
                 e.gone = true;
+                removeAwake(st, e);
                 removed = true;
                 continue;
             }
-            if (e.sleepOps != 0) continue; // armed, and nothing named it
             int interest = interest(k);
             if (e.armedNow) {
                 e.armedNow = false;
@@ -600,6 +660,7 @@ final class ChannelSelection {
                 if (sleeps && ops != 0 && p.direct == selector && p.ready(interest) == 0 && !p.armedElsewhere(selector)) {
                     e.sleepOps = ops;
                     st.asleep++;
+                    removeAwake(st, e);
                     continue;
                 }
                 disarm(selector, p);
@@ -681,12 +742,12 @@ final class ChannelSelection {
      * answers later), and a learnt policy that once stopped polling for a selector server did not come
      * back for most of the run (1.1-1.4x instead of 8x).
      */
-    private int poll(Entry[] es) {
+    private int poll(Entry[] es, int count) {
         int cpu = io.sora.transport.ThisCpu.current();
         boolean pays = false;
         boolean allHere = cpu >= 0;
-        for (Entry e : es) {
-            if (e.sleepOps != 0) continue;
+        for (int i = 0; i < count; i++) {
+            Entry e = es[i];
             PairedChannel p = e.p;
             if (interest(e.key) == 0) continue;
             int placement = p.peerPlacement(cpu);
@@ -697,10 +758,10 @@ final class ChannelSelection {
         return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
     }
 
-    /** Whether an awake entry is ready (sleeping ones are looked at when named: see {@link Entry}). */
-    private static boolean anyReady(Entry[] es) {
-        for (Entry e : es) {
-            if (e.sleepOps != 0) continue;
+    /** Whether one of the first {@code count} (awake) entries is ready (sleeping ones are looked at when named: see {@link Entry}). */
+    private static boolean anyReady(Entry[] es, int count) {
+        for (int i = 0; i < count; i++) {
+            Entry e = es[i];
             int interest = interest(e.key);
             if (interest != 0 && e.p.ready(interest) != 0) return true;
         }

@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 2;
+    public static final int ABI = 3;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -452,6 +452,22 @@ public final class SoraBridge {
         if (d != null && channelsPaired) {
             try {
                 d.selectorRegistering(selector, key);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /**
+     * A key of {@code selector} changed its interest ({@code EPollSelectorImpl.setEventOps}) or was
+     * cancelled ({@code SelectorImpl.cancel}), on whatever thread did it: a sleeping paired key of that
+     * selector must be looked at again at its next select.
+     */
+    public static void selectorKeyChanged(Selector selector, SelectionKey key) {
+        SoraDelegate d = delegate;
+        if (d != null && selectorsArmed) {
+            try {
+                d.selectorKeyChanged(selector, key);
             } catch (Throwable t) {
                 failed(t);
             }

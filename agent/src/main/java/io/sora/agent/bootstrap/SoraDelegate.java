@@ -130,6 +130,10 @@ public interface SoraDelegate {
     default void selectorRegistering(Selector selector, SelectionKey key) {
     }
 
+    /** A key of {@code selector} changed its interest or was cancelled (any thread). */
+    default void selectorKeyChanged(Selector selector, SelectionKey key) {
+    }
+
     /** {@code selector} closed: its keys are deregistered. */
     default void selectorClosed(Selector selector) {
     }

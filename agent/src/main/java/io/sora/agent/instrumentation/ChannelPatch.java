@@ -117,9 +117,16 @@ public final class ChannelPatch implements ClassFileTransformer {
             SELECTOR, List.of(
                     new Insertion("implRegister(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorRegistering",
                             "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V"),
-                    new Insertion("implCloseSelector()V", Shape.EXIT, "selectorClosed", "(Ljava/nio/channels/Selector;)V")),
+                    new Insertion("implCloseSelector()V", Shape.EXIT, "selectorClosed", "(Ljava/nio/channels/Selector;)V"),
+                    // a key cancelled (by the application, or as its channel closes): a sleeping paired key is
+                    // looked at again (ChannelSelection), and leaves
+                    new Insertion("cancel(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorKeyChanged",
+                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
             EPOLL, List.of(
-                    new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null)),
+                    new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null),
+                    // a key's interest changed (SelectionKeyImpl.interestOps and its Or/And forms call it)
+                    new Insertion("setEventOps(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorKeyChanged",
+                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
             // FileChannel.transferTo's direct path (sendfile on the target's fd): JDK 17 and 21 transferToDirectly,
             // JDK 25 transferToDirect; a paired target makes it return "not this case", so the JDK goes
             // on to its paths that call the target's (patched) write. transferFrom needs nothing: with a

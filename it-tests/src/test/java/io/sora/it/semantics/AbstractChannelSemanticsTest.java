@@ -597,6 +597,21 @@ public abstract class AbstractChannelSemanticsTest {
             selector.selectedKeys().clear();
             keys[11].interestOps(SelectionKey.OP_READ);
 
+            // ... changed by another thread while the selector blocks, which it then wakes (as an event
+            // loop's task does): the select after the wake-up reports it
+            woken = blockedSelect(selector);
+            pool.submit(() -> {
+                keys[9].interestOps(SelectionKey.OP_WRITE);
+                selector.wakeup();
+            }).get(10, TimeUnit.SECONDS);
+            woken.get(10, TimeUnit.SECONDS);
+            selector.selectedKeys().clear();
+            assertEquals(1, selector.select(10_000));
+            assertEquals(java.util.Set.of(keys[9]), selector.selectedKeys());
+            assertTrue(keys[9].isWritable() && !keys[9].isReadable());
+            selector.selectedKeys().clear();
+            keys[9].interestOps(SelectionKey.OP_READ);
+
             // a second selector waits on an idle channel meanwhile (a temporary one for a blocking wait, as
             // Tomcat's) and is woken by the peer's bytes; the first still reports them after it closed
             try (Selector temporary = Selector.open()) {
