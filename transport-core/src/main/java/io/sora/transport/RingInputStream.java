@@ -161,7 +161,7 @@ public final class RingInputStream extends InputStream {
             long avail = look();
             if (avail < 0) return -1;
             long c = consumed;
-            if (avail > 0) return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
+            if (avail > 0) return more(b, bb, off, len, copyOut(c, b, bb, off, (int) Math.min(len, avail), avail));
             // the caller goes to wait elsewhere (a selector): every credit held back goes first
             if (c != published) publishCredits(c);
             return 0;
@@ -219,7 +219,7 @@ public final class RingInputStream extends InputStream {
                     if (waiting) {
                         if (slept) wait.slept(wakeLatency); else wait.caught();
                     }
-                    return copyOut(c, b, bb, off, (int) Math.min(len, avail), avail);
+                    return more(b, bb, off, len, copyOut(c, b, bb, off, (int) Math.min(len, avail), avail));
                 }
                 if (!waiting) {
                     waiting = true;
@@ -288,6 +288,32 @@ public final class RingInputStream extends InputStream {
                 || (medium.peerFlags() & EOF_FLAGS) != 0;
     }
 
+    /**
+     * After a copy of {@code got} bytes (the lock held): the rest of a write the peer publishes in parts
+     * as it copies it in ({@link RingMedium#publishStep}), up to {@code len}, so that the application gets
+     * the message in one read, as from TCP. Waits only while the writer is in the middle of such a write
+     * ({@link RingMedium#peerWriteEnd}: its next part comes within one part's copy), spinning, and at most
+     * {@value #MORE_SPINS} times: a writer descheduled in the middle leaves the rest to the next read.
+     */
+    private int more(byte[] b, ByteBuffer bb, int off, int len, int got) {
+        int spins = 0;
+        while (got < len) {
+            long c = consumed;
+            // only the rest of a write in parts: the writes after it are the next read's, as before
+            if (medium.peerWriteEnd() - c <= 0) break;
+            long avail = medium.producedByPeer() - c;
+            if (avail <= 0) {
+                if (spins++ >= MORE_SPINS) break;
+                Thread.onSpinWait();
+                continue;
+            }
+            got += copyOut(c, b, bb, off + got, (int) Math.min(len - got, avail), avail);
+        }
+        return got;
+    }
+
+    private static final int MORE_SPINS = 512;
+
     private int copyOut(long c, byte[] b, ByteBuffer bb, int off, int n, long avail) {
         int pos = mask >= 0 ? (int) (c & mask) : (int) (c % capacity);
         int first = Math.min(n, capacity - pos);
@@ -304,8 +330,9 @@ public final class RingInputStream extends InputStream {
         // Credits go back in batches (a quarter of the ring) while the reader is behind, at once when
         // this read emptied the ring (a writer can only be short of them if the ring is not empty or
         // they were just freed), and before any wait (see read): each publish writes a line the
-        // peer's writer reads and may cost it a wake-up.
-        if (n == avail || next - published >= creditBatch) publishCredits(next);
+        // peer's writer reads and may cost it a wake-up. Not for a part of a write the writer is still
+        // copying in (RingMedium.publishStep): it has its room, and the rest follows at once (more)
+        if ((n == avail && medium.peerWriteEnd() - next <= 0) || next - published >= creditBatch) publishCredits(next);
         return n;
     }
 

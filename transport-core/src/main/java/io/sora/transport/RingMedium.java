@@ -112,6 +112,36 @@ public interface RingMedium {
      */
     void publishProduced(long produced);
 
+    /**
+     * For a write of {@code n} bytes: after how many bytes copied it publishes what it copied so far
+     * ({@link #publishProducedPart}), so that a reader waiting awake copies the message out while the rest
+     * is still being copied in; 0: once, at its end (the default: a medium whose publish is dear, rdma).
+     */
+    default int publishStep(int n) {
+        return 0;
+    }
+
+    /**
+     * Publishes my producer cursor (release) in the middle of a write, with no wake-up: the write's
+     * {@link #publishProduced} at its end wakes a reader that sleeps.
+     */
+    default void publishProducedPart(long produced) {
+        publishProduced(produced);
+    }
+
+    /**
+     * Before the first part of a write published in parts: the cursor at its end, so the peer's reader
+     * that copied out a part knows the rest is being copied in ({@link #peerWriteEnd}). No fence: the
+     * part's publish orders it.
+     */
+    default void publishWriteEnd(long end) {
+    }
+
+    /** The peer's last {@link #publishWriteEnd} (0: none); read after {@link #producedByPeer}. */
+    default long peerWriteEnd() {
+        return 0;
+    }
+
     // ---- state ----
 
     /** The peer's flags ({@link #OUTPUT_SHUTDOWN}, {@link #INPUT_SHUTDOWN}, {@link #CLOSED}, {@link #DEAD}); acquire. */

@@ -183,7 +183,26 @@ public final class RingOutputStream extends OutputStream {
 
     private void copyIn(byte[] b, ByteBuffer bb, int off, int n) {
         long p = produced;
-        int pos = mask >= 0 ? (int) (p & mask) : (int) (p % capacity);
+        // a long write is published in parts as it is copied (RingMedium.publishStep): a reader waiting
+        // awake copies each part out while the next is copied in; the end's publish wakes a sleeper
+        int step = medium.publishStep(n);
+        int done = 0;
+        if (step > 0 && step < n) {
+            medium.publishWriteEnd(p + n);
+            for (; n - done > step; done += step) {
+                copyIn(p + done, b, bb, off + done, step);
+                medium.publishProducedPart(p + done + step);
+            }
+        }
+        copyIn(p + done, b, bb, off + done, n - done);
+        releaseProduced(p + n);
+        medium.publishProduced(p + n);
+        releaseSent(sent + n);
+    }
+
+    /** {@code n} bytes into the ring at cursor {@code at}, in two copies where they wrap. */
+    private void copyIn(long at, byte[] b, ByteBuffer bb, int off, int n) {
+        int pos = mask >= 0 ? (int) (at & mask) : (int) (at % capacity);
         int first = Math.min(n, capacity - pos);
         if (b != null) {
             medium.writeRing(pos, b, off, first);
@@ -192,9 +211,6 @@ public final class RingOutputStream extends OutputStream {
             medium.writeRing(pos, bb, off, first);
             if (first < n) medium.writeRing(0, bb, off + first, n - first);
         }
-        releaseProduced(p + n);
-        medium.publishProduced(p + n);
-        releaseSent(sent + n);
     }
 
     /**

@@ -50,8 +50,8 @@ final class DataPathWarmup {
             RingConnection b = ab[1];
             ShmMedium client = (ShmMedium) a.medium();
             ShmMedium server = (ShmMedium) b.medium();
-            byte[] msg = new byte[4096];
-            byte[] got = new byte[4096];
+            byte[] msg = new byte[LARGE];
+            byte[] got = new byte[LARGE];
             Buffers buffers = new Buffers();
             int[] sizes = {64, 512, 4096, 1};
             for (int i = 0; i < rounds; i++) {
@@ -77,6 +77,11 @@ final class DataPathWarmup {
                 if (waits) {
                     server.announceReaderWaiting(false);
                     client.announceWriterWaiting(false);
+                }
+                if ((i & 63) == 40) {
+                    // a write long enough to be published in parts (ShmMedium.publishStep), each way
+                    roundTrip(a.outputStream(), b.inputStream(), msg, got, LARGE);
+                    roundTrip(b.outputStream(), a.inputStream(), got, msg, LARGE);
                 }
                 if ((i & 63) == 17) {
                     // single bytes each way: read() and write(int) lock the stream, then take the same
@@ -174,7 +179,7 @@ final class DataPathWarmup {
             java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
             try {
                 for (int i = 0; i < rounds; i++) {
-                    int n = (i & 1) == 0 ? 64 : 4096;
+                    int n = size(i);
                     if (!channels || (i & 2) == 0) {
                         readFully(b.inputStream(), buf, n);
                         answerLate(i);
@@ -198,7 +203,7 @@ final class DataPathWarmup {
         echo.start();
         try {
             for (int i = 0; i < rounds; i++) {
-                int n = (i & 1) == 0 ? 64 : 4096;
+                int n = size(i);
                 if ((i & 31) == 16) {
                     // as if both threads had moved to other CPUs: the next waits publish a changed CPU, a
                     // branch an application's threads take whenever the scheduler moves them
@@ -219,6 +224,14 @@ final class DataPathWarmup {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** A long write, published in parts: its reader takes the parts as they come ({@code RingInputStream.more}). */
+    private static final int LARGE = 20 << 10;
+
+    /** The echo's message sizes: mostly 64 B and 4 KiB, every eighth a long write. */
+    private static int size(int round) {
+        return (round & 7) == 6 ? LARGE : (round & 1) == 0 ? 64 : 4096;
     }
 
     /**

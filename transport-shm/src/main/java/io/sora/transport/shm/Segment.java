@@ -39,9 +39,12 @@ import java.util.Set;
  *     24    16  secret (128 random bits)     server
  *    128     8  c2s producer cursor          client writer
  *    136     4  client writer waiting        client writer (set), server reader (cleared to wake)
+ *    144     8  c2s write end                client writer, before the first part of a write published
+ *                                            in parts (its cursor at the end; version 4)
  *    256     8  c2s consumer cursor          server reader
  *    384     8  s2c producer cursor          server writer
  *    392     4  server writer waiting        server writer (set), client reader (cleared to wake)
+ *    400     8  s2c write end                server writer, as at 144
  *    512     8  s2c consumer cursor          client reader
  *    640     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
  *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1)
@@ -73,7 +76,7 @@ import java.util.Set;
  */
 final class Segment {
     static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
@@ -106,6 +109,11 @@ final class Segment {
     private static final int CONNECTION_FIELDS_END = 1408;
     /** From a producer cursor: the waiting word of the writer that writes that cursor. */
     static final int WAITING = 8;
+    /**
+     * From a producer cursor: the cursor at the end of the write in progress when it is published in
+     * parts ({@code ShmMedium.publishStep}); the reader of a part waits awake for the rest (see layout).
+     */
+    static final int WRITE_END = 16;
     /** Within a side's state line. */
     static final int FLAGS = 0;
     static final int CAPS = 4;

@@ -101,11 +101,22 @@ class HostileOffersTest {
         assertEquals("EOF", outcome[1], "the client must close without COMMIT");
     }
 
+    /** The layout version this build writes and accepts (Segment.VERSION, package-private there). */
+    private static int segmentVersion() {
+        try {
+            java.lang.reflect.Field f = Class.forName("io.sora.transport.shm.Segment").getDeclaredField("VERSION");
+            f.setAccessible(true);
+            return f.getInt(null);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     /** A segment file laid out as docs/shm.md says, with the given secret. */
     private static void writeSegment(Path p, int c2s, int s2c, byte[] secret, long magic) throws IOException {
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer h = ByteBuffer.allocate(4096 + c2s + s2c).order(ByteOrder.nativeOrder());
-            h.putLong(0, magic).putInt(8, 3).putInt(12, 4096).putInt(16, c2s).putInt(20, s2c).put(24, secret);
+            h.putLong(0, magic).putInt(8, segmentVersion()).putInt(12, 4096).putInt(16, c2s).putInt(20, s2c).put(24, secret);
             ch.write(h);
         }
     }
