@@ -129,8 +129,9 @@ final class ChannelSelection {
      * or its key's cancellation (both seen by the JDK methods they go through:
      * {@link ChannelSelection#keyChanged}). Then it is disarmed and awake again. A select touches only the
      * awake entries ({@link State#awake}). Why: a selector with many idle paired connections and one busy
-     * one looked at every ring, and armed and disarmed every connection, in every select (measured 2026-11-27: a selector server's 4 KiB round trip with 499 idle paired
-     * connections beside it took 37-44 us against TCP's 6.3 us; docs/nio.md).
+     * one looked at every ring, and armed and disarmed every connection, in every select (measured
+     * 2026-11-27: a selector server's 4 KiB round trip with 499 idle paired connections beside it took
+     * 37-44 us against TCP's 6.3 us; docs/nio.md).
      */
     private static final class Entry {
         final SelectionKey key;
@@ -758,7 +759,7 @@ final class ChannelSelection {
         return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
     }
 
-    /** Whether one of the first {@code count} (awake) entries is ready (sleeping ones are looked at when named: see {@link Entry}). */
+    /** Whether one of the first {@code count} (awake) entries is ready (sleeping ones are looked at when named: {@link Entry}). */
     private static boolean anyReady(Entry[] es, int count) {
         for (int i = 0; i < count; i++) {
             Entry e = es[i];
