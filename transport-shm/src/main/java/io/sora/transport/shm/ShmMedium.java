@@ -267,13 +267,15 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     /**
-     * Writes of 4 KiB and more publish every eighth of themselves, at least every 2 KiB: a reader spinning
+     * Writes of 16 KiB and more publish every eighth of themselves, at least every 8 KiB: a reader spinning
      * for the message copies the first part out of the ring (from the writer's cache) while the writer
-     * copies the next in, instead of both copies one after the other. Measured 2026-11-27 (two JVMs
-     * through a mapping, unpinned, 200,000 round trips): 4 KiB round trips 1.81-1.90 us in two parts
-     * against 2.25-2.32 us in one (four parts 2.02-2.12, eight 2.65), 16 KiB 6.05-6.09 against 7.78,
-     * 64 KiB 21.6 (eight parts) against 28.9; 1 and 2 KiB messages were slower in parts (0.96 against
-     * 0.78 us, 1.39 against 1.26 us).
+     * copies the next in, instead of both copies one after the other. Measured 2026-11-27, pinned apart
+     * (docs/shm.md, "Data path"): round trips of 16 KiB 6.3-6.8 us against 7.5-8.2 in one part, 64 KiB
+     * 19.9-22.5 against 27.5-30.1, streaming 64 KiB writes 1.5x the throughput. Not below 16 KiB: parts of
+     * 2 KiB from 4 KiB made 4 and 16 KiB streaming writes 22-28 % slower (each part's publish one more
+     * cache line handed between the CPUs while the reader spins on it) and gained a 4 KiB round trip at
+     * most 5 %, though two JVMs copying through a bare mapping gained 20 % that way (1.81-1.90 us against
+     * 2.25-2.32): sora's reads and writes around the copies leave less to overlap.
      */
     @Override
     public int publishStep(int n) {
