@@ -127,11 +127,19 @@ final class DataPathWarmup {
      */
     private static Segment unlinkedSegment(ShmDirectory directory, int ring, byte[] secret) throws IOException {
         Path file = directory.newSegmentPath();
+        Segment seg;
         try {
-            return Segment.create(file, ring, ring, secret);
-        } finally {
-            Files.deleteIfExists(file);
+            seg = Segment.create(file, ring, ring, secret);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException gone) {
+                e.addSuppressed(gone); // the create's failure is the one that says why
+            }
+            throw e;
         }
+        Files.deleteIfExists(file);
+        return seg;
     }
 
     /** Both ends of one in-process connection on {@code seg}, no channel: the client's, then the server's. */
