@@ -627,6 +627,15 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
                     gracefully ? "peer closed" : "peer died: control channel EOF without close", null);
         }
         wakeBoth();
+        // A waker swaps a sleeper's waiting word to 0, then wakes its futex; every later waker, finding 0,
+        // leaves the wake to it. A peer killed between the two (SIGKILL lands anywhere) left this side's
+        // reader or writer in the futex for good, and the wake-ups above found the word already 0:
+        // PeerKillIT once found the survivor's writer stuck (2026-11-28; docs/reliability.md, bug 21).
+        // With the peer gone every sleeper is woken, whatever its word says (a spare wake is harmless).
+        if (futex) {
+            Futex.wake(buf, myReaderWaiting, Integer.MAX_VALUE);
+            Futex.wake(buf, myWriterWaiting, Integer.MAX_VALUE);
+        }
         closeChannel();
         // a close under way meanwhile may have decided to keep the channel (it was open then) and handed it
         // on already: the keeper must not hold a closed channel (handOn's look after taking it covers the

@@ -234,6 +234,46 @@ class ShmStreamSemanticsTest {
                 fx.tracer.events.toString());
     }
 
+    /**
+     * The peer dies between its swap of this side's waiting word (which tells every later waker that the
+     * wake is on its way) and its futex wake: the writer sleeping in the futex must still return when the
+     * peer's end is seen (docs/reliability.md, bug 21: PeerKillIT's survivor once stayed stuck so).
+     */
+    @Test
+    void aWriterWhosePeerDiedBetweenItsSwapAndItsWakeStillReturns() throws Exception {
+        assertTrue(io.sora.transport.Futex.isAvailable(), "sora's native library: the futex is what this is about");
+        Object[] w = start("blocked-writer", () -> {
+            p.server().outputStream().write(new byte[RING * 4]);
+            return null;
+        });
+        awaitParked((Thread) w[0]);
+        ShmMedium server = (ShmMedium) ((RingConnection) p.server()).medium();
+        assertEquals(Segment.SLEEP_FUTEX, waitingWord(server, "myWriterWaiting"), "the writer sleeps in the futex");
+        setWaitingWord(server, "myWriterWaiting", 0); // the client's reader swapped it...
+        ((ShmMedium) ((RingConnection) p.client()).medium()).closeChannel(); // ...and died before its wake
+        assertEquals("Connection reset by peer", failure(future(w)).getMessage());
+    }
+
+    private static int waitingWord(ShmMedium m, String field) throws ReflectiveOperationException {
+        return words(m).getIntAcquire(offset(m, field));
+    }
+
+    private static void setWaitingWord(ShmMedium m, String field, int value) throws ReflectiveOperationException {
+        words(m).setIntRelease(offset(m, field), value);
+    }
+
+    private static io.sora.transport.DirectWords words(ShmMedium m) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = ShmMedium.class.getDeclaredField("words");
+        f.setAccessible(true);
+        return (io.sora.transport.DirectWords) f.get(m);
+    }
+
+    private static int offset(ShmMedium m, String field) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = ShmMedium.class.getDeclaredField(field);
+        f.setAccessible(true);
+        return f.getInt(m);
+    }
+
     @Test
     void anIdleReaderIsParkedNotSpinning() throws Exception {
         Object[] r = start("idle-reader", () -> p.client().inputStream().read());
