@@ -322,12 +322,10 @@ final class ChannelSelection {
         if (st != null && !st.keysChanged) st.keysChanged = true;
     }
 
-    /** Entries registered meanwhile join the awake ones (selecting thread). */
+    /** Entries registered meanwhile join the awake ones (selecting thread); each is queued once, awake. */
     private static void takeAdded(State st) {
         Entry e;
-        while ((e = st.added.poll()) != null) {
-            if (!e.gone && e.slot < 0 && e.sleepOps == 0) addAwake(st, e);
-        }
+        while ((e = st.added.poll()) != null) addAwake(st, e);
     }
 
     private static void addAwake(State st, Entry e) {
