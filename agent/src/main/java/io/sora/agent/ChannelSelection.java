@@ -407,21 +407,21 @@ final class ChannelSelection {
         if (poll != NO_POLL) {
             long start = System.nanoTime();
             long until = start + SELECT_SPIN_NANOS;
-            // every peer polled for last waited on this CPU: it cannot answer while this thread spins
-            boolean yielding = poll == POLL_YIELDING;
-            for (int i = 0; ; i++) {
+            long elapsed = 0;
+            for (int look = 0; ; look++) {
                 // Spinning first, then yielding between looks, as a blocked stream read waits
                 // (AdaptiveWait): if the peer runs on this CPU, a selector that only spins keeps it from
                 // answering for the whole poll. Measured unpinned on 2 CPUs: one run in three of the
                 // nio row's single connection took 66-80 us a round trip (2-3x TCP's) with a spinning
                 // poll, the peer's request written only once the poll had given up.
-                if (yielding) Thread.yield();
+                boolean yielded = yieldsAt(poll, look, elapsed);
+                if (yielded) Thread.yield();
                 else Thread.onSpinWait();
                 if (anyReady(es, count)) return 0;
-                if ((i & 15) == 15 || yielding) {
+                if ((look & 15) == 15 || yielded) {
                     long now = System.nanoTime();
                     if (now - until > 0) break;
-                    yielding = now - start > SELECT_YIELD_AFTER_NANOS;
+                    elapsed = now - start;
                 }
             }
         }
@@ -717,9 +717,9 @@ final class ChannelSelection {
         }
     }
 
-    private static final int NO_POLL = 0;
-    private static final int POLL_SPINNING = 1;
-    private static final int POLL_YIELDING = 2;
+    static final int NO_POLL = 0;
+    static final int POLL_SPINNING = 1;
+    static final int POLL_YIELDING = 2;
 
     /**
      * Whether polling the rings before sleeping can pay, and if so how the poll starts: yielding at once
@@ -755,6 +755,23 @@ final class ChannelSelection {
             if (placement != io.sora.transport.RingMedium.PEER_HERE) allHere = false;
         }
         return !pays ? NO_POLL : allHere ? POLL_YIELDING : POLL_SPINNING;
+    }
+
+    /**
+     * Whether look number {@code look} of a poll of kind {@code poll}, {@code elapsedNanos} into it (as
+     * last read), yields the CPU before it looks at the rings. A spinning poll yields at every look once
+     * {@link #SELECT_YIELD_AFTER_NANOS} have passed. A yielding poll (every peer last waited on this CPU)
+     * yields at its first look and at every sixteenth after it (about a microsecond of spinning between),
+     * then at every look from the same point on: the first yield hands the CPU to a peer that is runnable
+     * here; one that was not (not yet woken, or moved to the other CPU) is then seen by the spinning
+     * looks, or handed the CPU at the next yield. Until 2026-11-28 a yielding poll spun from its second
+     * look to the 8 us mark: when the first yield did not hand the CPU over, a peer on this CPU waited
+     * those 8 us behind the selector. Seen with FieldNioServer and a blocking client started 2 s after it
+     * (unpinned, 20,000 round trips of 4 KiB): in one run in three, 6,000 to 9,000 round trips of 11-12 us
+     * instead of 3.5 us, the selector's polls taking 54-156 looks each there against one elsewhere.
+     */
+    static boolean yieldsAt(int poll, int look, long elapsedNanos) {
+        return elapsedNanos > SELECT_YIELD_AFTER_NANOS || (poll == POLL_YIELDING && (look & 15) == 0);
     }
 
     /** Whether one of the first {@code count} (awake) entries is ready (sleeping ones are looked at when named: {@link Entry}). */
