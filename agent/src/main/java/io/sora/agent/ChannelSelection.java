@@ -760,15 +760,16 @@ final class ChannelSelection {
     /**
      * Whether look number {@code look} of a poll of kind {@code poll}, {@code elapsedNanos} into it (as
      * last read), yields the CPU before it looks at the rings. A spinning poll yields at every look once
-     * {@link #SELECT_YIELD_AFTER_NANOS} have passed. A yielding poll (every peer last waited on this CPU)
-     * yields at its first look and at every sixteenth after it (about a microsecond of spinning between),
-     * then at every look from the same point on: the first yield hands the CPU to a peer that is runnable
-     * here; one that was not (not yet woken, or moved to the other CPU) is then seen by the spinning
-     * looks, or handed the CPU at the next yield. Until 2026-11-28 a yielding poll spun from its second
-     * look to the 8 us mark: when the first yield did not hand the CPU over, a peer on this CPU waited
-     * those 8 us behind the selector. Seen with FieldNioServer and a blocking client started 2 s after it
-     * (unpinned, 20,000 round trips of 4 KiB): in one run in three, 6,000 to 9,000 round trips of 11-12 us
-     * instead of 3.5 us, the selector's polls taking 54-156 looks each there against one elsewhere.
+     * {@link #SELECT_YIELD_AFTER_NANOS} have passed. A yielding poll (every peer last waited on this CPU:
+     * it cannot answer while this thread spins) yields at its first look and at every sixteenth after it
+     * (about a microsecond of spinning between), and at every look past that same mark: the first yield
+     * hands the CPU to a peer runnable here; one that was not (not yet, or on the other CPU by now) is
+     * seen by the spinning looks, or handed the CPU at the next yield. Until 2026-11-28 a yielding poll
+     * spun from its second look to the 8 us mark: when the first yield did not hand the CPU over, a peer
+     * on this CPU waited those 8 us behind the selector at every message. Seen with FieldNioServer and a
+     * blocking client started 2 s after it (unpinned, 20,000 round trips of 4 KiB): in 4 runs of 20, blocks
+     * of 2,000 round trips at 11.5-12.2 us instead of 3.5 us, the selector's polls taking 54-156 looks each
+     * there against one elsewhere (docs/nio.md).
      */
     static boolean yieldsAt(int poll, int look, long elapsedNanos) {
         return elapsedNanos > SELECT_YIELD_AFTER_NANOS || (poll == POLL_YIELDING && (look & 15) == 0);
