@@ -144,6 +144,30 @@ class AdaptiveWaitTest {
     }
 
     @Test
+    void aWaitForAPeerOnThisCpuYieldsAtItsFirstRoundAndReadsTheClockTwice() {
+        int[] reads = {0};
+        AdaptiveWait w = new AdaptiveWait(true, () -> {
+            reads[0]++;
+            return now[0];
+        });
+        for (int i = 0; i < 3; i++) {
+            reads[0] = 0;
+            w.begin(RingMedium.PEER_HERE);
+            try {
+                assertTrue(w.idle(), "awake");
+                assertTrue(w.yielded(), "the first round yields: the peer cannot answer while this thread spins");
+                now[0] += 1_500; // the peer's turn
+                w.caught(); // answered after that one yield
+            } finally {
+                w.end(); // the busy-waiting slot is the JVM's: a failure here must not fail the other tests
+            }
+            // when the wait began, and when the yield came back (the catch uses that reading): a same-CPU
+            // round trip is two such waits, and each clock reading cost as much as the rest of the wait's code
+            assertEquals(2, reads[0], "clock readings of a wait caught after one yield");
+        }
+    }
+
+    @Test
     void aPeerOnThisCpuIsHandedTheCpuAtOnceWithoutSpinning() {
         AdaptiveWait w = policy();
         // 1 µs: well inside the spin phase, had the peer been elsewhere or unknown
