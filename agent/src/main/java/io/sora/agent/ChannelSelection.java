@@ -186,6 +186,10 @@ final class ChannelSelection {
         /** Entries asleep (selecting thread only). */
         int asleep;
         final long[] events = new long[2 * 64];
+        /** Selects in a row that left out the kernel's poll ({@link #SKIP_POLL}; selecting thread only). */
+        int skipped;
+        /** When the first of them began ({@link System#nanoTime}; selecting thread only). */
+        long firstSkipAt;
     }
 
     private static final Entry[] NO_ENTRIES = new Entry[0];
@@ -205,6 +209,27 @@ final class ChannelSelection {
     static final long SELECT_SPIN_NANOS = Long.getLong("sora.nio.selectSpinNanos", 50_000L);
     /** Within that poll, how long it only spins before it yields between looks at the rings. */
     static final long SELECT_YIELD_AFTER_NANOS = Long.getLong("sora.nio.selectYieldAfterNanos", 8_000L);
+
+    /**
+     * What {@link #selecting} returns for "paired keys are ready: leave out the kernel's poll this time";
+     * the channel patch's code in {@code EPollSelectorImpl.doSelect} then runs the JDK's update and
+     * deregistration queues, as its select does first, and reports the paired keys alone
+     * ({@link SoraBridge#selected}). Never a timeout an application can pass (those are 0 or more, or -1).
+     */
+    static final long SKIP_POLL = Long.MIN_VALUE;
+    /**
+     * {@code -Dsora.nio.skipPolls=false}: every select makes the JDK's {@code epoll_wait}, as before
+     * 2026-11-28. A select that finds a paired key ready has the kernel look at the selector's descriptors
+     * with a zero timeout all the same, for its TCP keys and its wake-up: measured (FieldNioServer and
+     * one blocking FieldClient, both on one CPU, perf), that system call was about 8 % of the round trip.
+     * At most {@value #MAX_SKIPPED} selects in a row and {@value #MAX_SKIP_NANOS} ns leave it out, so a TCP key
+     * of the same selector (a new connection to accept, an unpaired client) waits that long at most while
+     * paired ones keep it busy; a wake-up is not lost (it stays in the selector's descriptor for the next
+     * poll, which then returns at once: a spurious return, which selectors may have).
+     */
+    static final boolean SKIP_POLLS = !"false".equals(System.getProperty("sora.nio.skipPolls"));
+    static final int MAX_SKIPPED = 15;
+    static final long MAX_SKIP_NANOS = 50_000;
 
     ChannelSelection(Channels channels) {
         this.channels = channels;
@@ -398,7 +423,8 @@ final class ChannelSelection {
         int count = st.awakeCount;
         if (count == 0) return timeout;
         Entry[] es = st.awake;
-        if (anyReady(es, count) || timeout == 0) return 0;
+        if (anyReady(es, count)) return ready(st);
+        if (timeout == 0) return 0;
         // Awake for a moment first, as a blocked stream read is: a peer that answers within it is seen
         // in place, where a sleeping selector is woken through the doorbell thread (two hand-offs, which
         // made a selector server slower than over TCP). Bounded: the selector's TCP keys wait at most
@@ -417,7 +443,7 @@ final class ChannelSelection {
                 boolean yielded = yieldsAt(poll, look, elapsed);
                 if (yielded) Thread.yield();
                 else Thread.onSpinWait();
-                if (anyReady(es, count)) return 0;
+                if (anyReady(es, count)) return ready(st);
                 if ((look & 15) == 15 || yielded) {
                     long now = System.nanoTime();
                     if (now - until > 0) break;
@@ -446,7 +472,24 @@ final class ChannelSelection {
             }
         }
         // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
-        return anyReady(es, count) ? 0 : timeout;
+        return anyReady(es, count) ? ready(st) : timeout;
+    }
+
+    /**
+     * A paired key is ready: the select returns at once, leaving out the kernel's poll ({@link #SKIP_POLL})
+     * unless it was left out {@value #MAX_SKIPPED} times in a row or for {@value #MAX_SKIP_NANOS} ns.
+     */
+    private static long ready(State st) {
+        if (!SKIP_POLLS) return 0;
+        int n = st.skipped;
+        if (n == 0) {
+            st.firstSkipAt = System.nanoTime();
+        } else if (n >= MAX_SKIPPED || System.nanoTime() - st.firstSkipAt >= MAX_SKIP_NANOS) {
+            st.skipped = 0;
+            return 0;
+        }
+        st.skipped = n + 1;
+        return SKIP_POLL;
     }
 
     /** Entries woken by other threads ({@link #woke}) are disarmed and looked at again. */

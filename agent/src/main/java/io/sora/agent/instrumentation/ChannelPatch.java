@@ -359,6 +359,28 @@ public final class ChannelPatch implements ClassFileTransformer {
                         super.visitVarInsn(Opcodes.LLOAD, 2);
                         super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "selecting", "(Ljava/nio/channels/Selector;J)J", false);
                         super.visitVarInsn(Opcodes.LSTORE, 2);
+                        // if (timeout == SKIP_POLL) { processUpdateQueue(); processDeregisterQueue();
+                        //     return SoraBridge.selected(this, action, 0); }: paired keys are ready and the
+                        // kernel's poll is left out this time (ChannelSelection.SKIP_POLL); the queues run as
+                        // the JDK's select runs them first (a cancelled key leaves the key sets at every select)
+                        Label jdk = new Label();
+                        super.visitVarInsn(Opcodes.LLOAD, 2);
+                        super.visitLdcInsn(Long.MIN_VALUE);
+                        super.visitInsn(Opcodes.LCMP);
+                        super.visitJumpInsn(Opcodes.IFNE, jdk);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitMethodInsn(Opcodes.INVOKEVIRTUAL, owner, "processUpdateQueue", "()V", false);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitMethodInsn(Opcodes.INVOKEVIRTUAL, owner, "processDeregisterQueue", "()V", false);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitVarInsn(Opcodes.ALOAD, 1);
+                        super.visitInsn(Opcodes.ICONST_0);
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "selected",
+                                "(Ljava/nio/channels/Selector;Ljava/util/function/Consumer;I)I", false);
+                        super.visitInsn(Opcodes.IRETURN);
+                        super.visitLabel(jdk);
+                        super.visitFrame(Opcodes.F_FULL, initialLocals().length, initialLocals(), 0, new Object[0]);
+                        super.visitInsn(Opcodes.NOP); // the JDK's own frame, if any at its first instruction, keeps its offset
                     }
                     default -> {
                     }

@@ -657,6 +657,51 @@ public abstract class AbstractChannelSemanticsTest {
         }
     }
 
+    /**
+     * A selector whose paired key is ready at every select (bytes never read) still reports its other
+     * keys' events, and still drops a cancelled key from its key set at the next select: a select that
+     * finds a paired key ready may leave out the kernel's poll, a bounded number of times in a row
+     * (docs/nio.md, "Selects that skip the kernel's poll").
+     */
+    @Test
+    void aBusyPairedKeyNeitherHidesTheSelectorsOtherEventsNorKeepsCancelledKeys() throws Exception {
+        try (Selector selector = Selector.open();
+             ServerSocketChannel other = ServerSocketChannel.open().bind(new InetSocketAddress(address(), 0))) {
+            accepted.configureBlocking(false);
+            SelectionKey busy = accepted.register(selector, SelectionKey.OP_READ);
+            writeFully(client, ByteBuffer.wrap(bytes(16, 3))); // never read: ready at every select
+            assertEquals(1, selector.select(10_000));
+            assertTrue(selector.selectedKeys().contains(busy));
+            for (int i = 0; i < 40; i++) {
+                other.configureBlocking(false);
+                SelectionKey k = other.register(selector, SelectionKey.OP_ACCEPT);
+                k.cancel();
+                assertTrue(selector.selectNow() >= 0);
+                assertFalse(selector.keys().contains(k), "a cancelled key left at select " + i);
+                assertTrue(selector.selectedKeys().contains(busy), "the busy key at select " + i);
+                selector.selectedKeys().clear();
+            }
+            SelectionKey acceptKey = other.register(selector, SelectionKey.OP_ACCEPT);
+            Future<SocketChannel> connecting = pool.submit(() -> SocketChannel.open(other.getLocalAddress()));
+            boolean reported = false;
+            // bounded: over TCP the first select after the connection arrives reports it
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            for (int i = 0; !reported && System.nanoTime() - deadline < 0; i++) {
+                selector.select(1_000);
+                reported = selector.selectedKeys().contains(acceptKey);
+                assertTrue(selector.selectedKeys().contains(busy), "the busy key at select " + i);
+                selector.selectedKeys().clear();
+            }
+            assertTrue(reported, "the listener's connection was never reported beside the busy paired key");
+            acceptKey.cancel();
+            selector.selectNow();
+            other.configureBlocking(true);
+            try (SocketChannel a = other.accept(); SocketChannel c = connecting.get(30, TimeUnit.SECONDS)) {
+                assertTrue(a.isConnected() && c.isConnected());
+            }
+        }
+    }
+
     @Test
     void aSelectorServerEchoesEveryByteToABlockingClient() throws Exception {
         Future<?> echo = pool.submit(() -> {
