@@ -302,7 +302,10 @@ final class PathWarmup {
             running = binding;
             try (binding;
                  SocketChannel client = SocketChannel.open(server.getLocalAddress());
-                 SocketChannel accepted = server.accept()) {
+                 SocketChannel accepted = server.accept();
+                 // and one left on TCP (this thread's connections are the agent's to ignore): see selectorRoundTrips
+                 SocketChannel plainClient = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel plainAccepted = server.accept()) {
                 FastConnection[] ends = pair(shm, binding, options, client.socket(), accepted.socket());
                 if (ends == null) return "not paired";
                 if (!(ends[0] instanceof RingConnection a && ends[1] instanceof RingConnection b)) {
@@ -312,7 +315,7 @@ final class PathWarmup {
                 }
                 try {
                     if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
-                    int made = selectorRoundTrips(accepted, client, a, CHANNEL_ROUNDS);
+                    int made = selectorRoundTrips(accepted, client, a, b, plainAccepted, plainClient, CHANNEL_ROUNDS);
                     return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
                 } finally {
                     registry.warmUpUnpair(client);
@@ -332,9 +335,25 @@ final class PathWarmup {
      * @param echoRing the blocking end's connection: closed to end the echo's read at once when the
      *                 round trips stop early (closing the channel would not: the warm-up's pair is not
      *                 the recorder's, so its channel's close leaves the ring open)
+     * @param selectingRing the selecting end's connection: every fourth round waits for the echo's bytes in
+     *                      it before the select, so that the select's profile has seen a paired key ready
+     *                      as the select begins (an application's select finds it so whenever the peer
+     *                      answered first); measured 2026-11-28 (-XX:+LogCompilation, FieldNioServer and a
+     *                      blocking client): with a warm-up whose selects never began ready, C2 compiled
+     *                      that branch of {@code ChannelSelection.selecting} as a trap, and the server's
+     *                      first such select threw the compiled method away during the application's run
+     * @param plain     a connection left on TCP, its end registered in the same selector (and alone in a
+     *                  second one): every eighth round it carries a byte, and its key's interest changes in
+     *                  the second selector, so that sora's channel and selector hooks have also seen a channel
+     *                  and a selector that are not paired; measured 2026-11-28 (-XX:+LogCompilation, the JDK's
+     *                  HTTP server through the agent): without them, C2 compiled those cases as traps
+     *                  ({@code Channels.write}, {@code ChannelSelection.keyChanged}) and an application's
+     *                  first such call threw the compiled methods away
+     * @param plainPeer the other end of {@code plain} (blocking)
      * @return round trips made: fewer than {@code rounds} when the application began pairing meanwhile
      */
     private static int selectorRoundTrips(SocketChannel selecting, SocketChannel blocking, RingConnection echoRing,
+                                          RingConnection selectingRing, SocketChannel plain, SocketChannel plainPeer,
                                           int rounds) throws IOException {
         int made = 0;
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
@@ -359,9 +378,14 @@ final class PathWarmup {
         echo.start();
         java.nio.ByteBuffer heap = java.nio.ByteBuffer.allocate(4096);
         java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(4096);
-        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+        java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open();
+             java.nio.channels.Selector plainSelector = java.nio.channels.Selector.open()) {
             selecting.configureBlocking(false);
             java.nio.channels.SelectionKey key = selecting.register(selector, java.nio.channels.SelectionKey.OP_READ);
+            plain.configureBlocking(false);
+            plain.register(selector, java.nio.channels.SelectionKey.OP_READ);
+            java.nio.channels.SelectionKey plainKey = plain.register(plainSelector, java.nio.channels.SelectionKey.OP_READ);
             long deadline = System.nanoTime() + 5_000_000_000L;
             for (; made < rounds && failed.get() == null && !applicationPairing; made++) {
                 java.nio.ByteBuffer buf = (made & 1) == 0 ? heap : direct;
@@ -371,10 +395,26 @@ final class PathWarmup {
                     if (selecting.write(buf) == 0) Thread.onSpinWait(); // a 64 KiB ring holds every message
                 }
                 buf.clear().limit(n);
+                boolean plainRound = (made & 7) == 3;
+                if (plainRound) {
+                    plainPeer.write(one.clear());
+                    plainKey.interestOps(0);
+                    plainSelector.selectNow();
+                    plainSelector.selectedKeys().clear();
+                    plainKey.interestOps(java.nio.channels.SelectionKey.OP_READ);
+                }
+                if ((made & 3) == 1) {
+                    // the echo's first bytes in the ring before this select begins (bounded by the deadline)
+                    while (selectingRing.inputStream().available() == 0 && failed.get() == null) {
+                        if (System.nanoTime() - deadline > 0) throw new IOException("warm-up channel stalled");
+                        Thread.yield(); // the echo's thread may need this CPU (a JVM with one)
+                    }
+                }
                 while (buf.hasRemaining()) {
                     if (System.nanoTime() - deadline > 0) throw new IOException("warm-up channel stalled");
                     selector.select(100);
                     selector.selectedKeys().clear();
+                    if (plainRound) plain.read(one.clear()); // its byte, if there: the selector reported it too
                     int r;
                     while ((r = selecting.read(buf)) > 0 && buf.hasRemaining()) {
                         // what is there
