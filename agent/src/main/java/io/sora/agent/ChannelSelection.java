@@ -1,6 +1,7 @@
 package io.sora.agent;
 
 import io.sora.agent.bootstrap.SoraBridge;
+import io.sora.agent.bootstrap.SoraDelegate;
 import io.sora.agent.status.WeakIdentityMap;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -186,7 +187,7 @@ final class ChannelSelection {
         /** Entries asleep (selecting thread only). */
         int asleep;
         final long[] events = new long[2 * 64];
-        /** Selects in a row that left out the kernel's poll ({@link #SKIP_POLL}; selecting thread only). */
+        /** Selects in a row that left out the kernel's poll ({@link SoraDelegate#SKIP_POLL}; selecting thread only). */
         int skipped;
         /** When the first of them began ({@link System#nanoTime}; selecting thread only). */
         long firstSkipAt;
@@ -210,13 +211,6 @@ final class ChannelSelection {
     /** Within that poll, how long it only spins before it yields between looks at the rings. */
     static final long SELECT_YIELD_AFTER_NANOS = Long.getLong("sora.nio.selectYieldAfterNanos", 8_000L);
 
-    /**
-     * What {@link #selecting} returns for "paired keys are ready: leave out the kernel's poll this time";
-     * the channel patch's code in {@code EPollSelectorImpl.doSelect} then runs the JDK's update and
-     * deregistration queues, as its select does first, and reports the paired keys alone
-     * ({@link SoraBridge#selected}). Never a timeout an application can pass (those are 0 or more, or -1).
-     */
-    static final long SKIP_POLL = Long.MIN_VALUE;
     /**
      * {@code -Dsora.nio.skipPolls=false}: every select makes the JDK's {@code epoll_wait}, as before
      * 2026-11-28. A select that finds a paired key ready has the kernel look at the selector's descriptors
@@ -476,7 +470,7 @@ final class ChannelSelection {
     }
 
     /**
-     * A paired key is ready: the select returns at once, leaving out the kernel's poll ({@link #SKIP_POLL})
+     * A paired key is ready: the select returns at once, leaving out the kernel's poll ({@link SoraDelegate#SKIP_POLL})
      * unless it was left out {@value #MAX_SKIPPED} times in a row or for {@value #MAX_SKIP_NANOS} ns.
      */
     private static long ready(State st) {
@@ -489,7 +483,7 @@ final class ChannelSelection {
             return 0;
         }
         st.skipped = n + 1;
-        return SKIP_POLL;
+        return SoraDelegate.SKIP_POLL;
     }
 
     /** Entries woken by other threads ({@link #woke}) are disarmed and looked at again. */

@@ -138,7 +138,14 @@ public interface SoraDelegate {
     default void selectorClosed(Selector selector) {
     }
 
-    /** Before the selector's poll: the timeout to poll with (0 when a paired key is ready). */
+    /**
+     * Returned by {@link #selecting}: paired keys are ready and the kernel's poll is left out this time; the
+     * patched {@code EPollSelectorImpl.doSelect} runs the JDK's update and deregistration queues and returns
+     * {@link #selected} with none from the kernel. Never a timeout an application can pass (0 or more, or -1).
+     */
+    long SKIP_POLL = Long.MIN_VALUE;
+
+    /** Before the selector's poll: the timeout to poll with (0 when a paired key is ready), or {@link #SKIP_POLL}. */
     default long selecting(Selector selector, long timeout) {
         return timeout;
     }

@@ -1,5 +1,6 @@
 package io.sora.agent.instrumentation;
 
+import io.sora.agent.bootstrap.SoraDelegate;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.ClassFileTransformer;
@@ -25,14 +26,17 @@ import net.bytebuddy.jar.asm.Type;
  * ASM copy inside Byte Buddy; classes are patched as they load, so nothing is paid before an
  * application opens a channel).
  *
- * <p>Three shapes of insertion, all straight-line but for one branch whose target carries a full
+ * <p>Four shapes of insertion, all straight-line but for one branch whose target carries a full
  * frame with exactly the method's initial locals (so the JDK's own, relative, stack-map frames stay
  * valid after it):
  * <ul>
  *   <li><em>served</em>: at entry, the facade serves a paired channel and its result is returned;
  *       {@code NOT_PAIRED} ({@code Integer.MIN_VALUE}, also as a long) lets the JDK's body run;</li>
  *   <li><em>entry</em>: a call at entry;</li>
- *   <li><em>exit</em>: a call before each normal return, seeing the returned value.</li>
+ *   <li><em>exit</em>: a call before each normal return, seeing the returned value;</li>
+ *   <li><em>select</em> ({@code EPollSelectorImpl.doSelect}): at entry the timeout passes through the bridge,
+ *       whose {@code SKIP_POLL} returns the paired keys without the kernel's poll; before each return the
+ *       bridge adds the paired keys to the count.</li>
  * </ul>
  * A class in which not every expected method is found is left unchanged, and {@link #verify()} says so:
  * no channel is paired then.
@@ -361,11 +365,11 @@ public final class ChannelPatch implements ClassFileTransformer {
                         super.visitVarInsn(Opcodes.LSTORE, 2);
                         // if (timeout == SKIP_POLL) { processUpdateQueue(); processDeregisterQueue();
                         //     return SoraBridge.selected(this, action, 0); }: paired keys are ready and the
-                        // kernel's poll is left out this time (ChannelSelection.SKIP_POLL); the queues run as
-                        // the JDK's select runs them first (a cancelled key leaves the key sets at every select)
+                        // kernel's poll is left out this time; the queues run as the JDK's select runs them
+                        // first (a cancelled key leaves the key sets at every select)
                         Label jdk = new Label();
                         super.visitVarInsn(Opcodes.LLOAD, 2);
-                        super.visitLdcInsn(Long.MIN_VALUE);
+                        super.visitLdcInsn(SoraDelegate.SKIP_POLL);
                         super.visitInsn(Opcodes.LCMP);
                         super.visitJumpInsn(Opcodes.IFNE, jdk);
                         super.visitVarInsn(Opcodes.ALOAD, 0);
