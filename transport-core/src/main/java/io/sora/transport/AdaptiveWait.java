@@ -241,10 +241,7 @@ final class AdaptiveWait {
             if (crowdedSleep) {
                 return release();
             } else if (placement == RingMedium.PEER_HERE && YIELD) {
-                yielded = true;
-                Thread.yield();
-                last = clock.getAsLong();
-                afterYield = true;
+                yieldAndRead();
             } else {
                 Thread.onSpinWait();
             }
@@ -264,13 +261,16 @@ final class AdaptiveWait {
 
     /** Yields the CPU; a yield that came back late ({@link #LONG_YIELD_NANOS}) ends the wait after one more look. */
     private boolean yieldOnce(long now) {
+        if (yieldAndRead() - now > LONG_YIELD_NANOS) giveUp = true; // checked once more, then sleep
+        return true;
+    }
+
+    /** Yields the CPU and reads the clock as it comes back, for the next round or the catch ({@link #last}). */
+    private long yieldAndRead() {
         yielded = true;
         Thread.yield();
-        long back = clock.getAsLong();
-        if (back - now > LONG_YIELD_NANOS) giveUp = true; // checked once more, then sleep
-        last = back;
         afterYield = true;
-        return true;
+        return last = clock.getAsLong();
     }
 
     /** Gives back the busy-waiting slot, if held; returns false (the caller sleeps next). */
