@@ -218,8 +218,8 @@ final class ChannelSelection {
      * one blocking FieldClient, both on one CPU, perf), that system call was about 8 % of the round trip.
      * At most {@value #MAX_SKIPPED} selects in a row and {@value #MAX_SKIP_NANOS} ns leave it out, so a TCP key
      * of the same selector (a new connection to accept, an unpaired client) waits that long at most while
-     * paired ones keep it busy; a wake-up is not lost (it stays in the selector's descriptor for the next
-     * poll, which then returns at once: a spurious return, which selectors may have).
+     * paired ones keep it busy. A select with a wake-up pending polls (the patched code reads the JDK's
+     * flag), so that the wake-up is taken in as before and does not end a later select with nothing.
      */
     static final boolean SKIP_POLLS = !"false".equals(System.getProperty("sora.nio.skipPolls"));
     static final int MAX_SKIPPED = 15;

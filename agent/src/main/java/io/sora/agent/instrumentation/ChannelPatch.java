@@ -95,6 +95,14 @@ public final class ChannelPatch implements ClassFileTransformer {
         }
     }
 
+    /**
+     * Members of a patched class that the inserted code uses besides the planned methods (name and
+     * descriptor): a class without one is left unchanged, as for a missing method. The select shape's skip
+     * path calls {@code processUpdateQueue} and reads {@code interruptTriggered} (a wake-up pending).
+     */
+    private static final Map<String, List<String>> USED = Map.of(
+            EPOLL, List.of("interruptTriggered Z", "processUpdateQueue ()V"));
+
     private static final Map<String, List<Insertion>> PLAN = Map.of(
             SOCKET_CHANNEL, List.of(
                     new Insertion("connect(Ljava/net/SocketAddress;)Z", Shape.ENTRY, "channelConnecting", "(" + SC + "Ljava/net/SocketAddress;)V"),
@@ -302,11 +310,19 @@ public final class ChannelPatch implements ClassFileTransformer {
     static byte[] patch(String name, byte[] bytes, List<String> errors) {
         List<Insertion> plan = PLAN.get(name);
         Set<String> seen = new java.util.HashSet<>();
+        Set<String> members = new java.util.HashSet<>();
         ClassReader reader = new ClassReader(bytes);
         ClassWriter writer = new ClassWriter(reader, 0);
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
             @Override
+            public net.bytebuddy.jar.asm.FieldVisitor visitField(int access, String f, String desc, String sig, Object value) {
+                members.add(f + " " + desc);
+                return super.visitField(access, f, desc, sig, value);
+            }
+
+            @Override
             public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exceptions) {
+                members.add(m + " " + desc);
                 MethodVisitor mv = super.visitMethod(access, m, desc, sig, exceptions);
                 if ((access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) != 0) return mv;
                 String key = m + desc;
@@ -324,6 +340,9 @@ public final class ChannelPatch implements ClassFileTransformer {
         Set<String> missing = new TreeSet<>();
         for (Insertion i : plan) {
             if (!seen.contains(i.method())) missing.add(i.method());
+        }
+        for (String used : USED.getOrDefault(name, List.of())) {
+            if (!members.contains(used)) missing.add(used);
         }
         if (!missing.isEmpty()) {
             errors.add(name.replace('/', '.') + ": methods not found " + missing + " (unknown JDK): left unchanged");
@@ -363,15 +382,25 @@ public final class ChannelPatch implements ClassFileTransformer {
                         super.visitVarInsn(Opcodes.LLOAD, 2);
                         super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "selecting", "(Ljava/nio/channels/Selector;J)J", false);
                         super.visitVarInsn(Opcodes.LSTORE, 2);
-                        // if (timeout == SKIP_POLL) { processUpdateQueue(); processDeregisterQueue();
-                        //     return SoraBridge.selected(this, action, 0); }: paired keys are ready and the
-                        // kernel's poll is left out this time; the queues run as the JDK's select runs them
-                        // first (a cancelled key leaves the key sets at every select)
+                        // if (timeout == SKIP_POLL) {
+                        //     if (!interruptTriggered) { processUpdateQueue(); processDeregisterQueue();
+                        //         return SoraBridge.selected(this, action, 0); }
+                        //     timeout = 0;
+                        // }
+                        // Paired keys are ready and the kernel's poll is left out this time; the queues run as
+                        // the JDK's select runs them first (a cancelled key leaves the key sets at every
+                        // select). Not while a wake-up is pending: the zero-timeout poll takes it in, as
+                        // before, where left there it would end the next blocking select at once with
+                        // nothing (found by the channel suite's idle-keys test, on JDK 25)
                         Label jdk = new Label();
+                        Label pollNow = new Label();
                         super.visitVarInsn(Opcodes.LLOAD, 2);
                         super.visitLdcInsn(SoraDelegate.SKIP_POLL);
                         super.visitInsn(Opcodes.LCMP);
                         super.visitJumpInsn(Opcodes.IFNE, jdk);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitFieldInsn(Opcodes.GETFIELD, owner, "interruptTriggered", "Z");
+                        super.visitJumpInsn(Opcodes.IFNE, pollNow);
                         super.visitVarInsn(Opcodes.ALOAD, 0);
                         super.visitMethodInsn(Opcodes.INVOKEVIRTUAL, owner, "processUpdateQueue", "()V", false);
                         super.visitVarInsn(Opcodes.ALOAD, 0);
@@ -382,6 +411,10 @@ public final class ChannelPatch implements ClassFileTransformer {
                         super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "selected",
                                 "(Ljava/nio/channels/Selector;Ljava/util/function/Consumer;I)I", false);
                         super.visitInsn(Opcodes.IRETURN);
+                        super.visitLabel(pollNow);
+                        super.visitFrame(Opcodes.F_FULL, initialLocals().length, initialLocals(), 0, new Object[0]);
+                        super.visitInsn(Opcodes.LCONST_0);
+                        super.visitVarInsn(Opcodes.LSTORE, 2);
                         super.visitLabel(jdk);
                         super.visitFrame(Opcodes.F_FULL, initialLocals().length, initialLocals(), 0, new Object[0]);
                         super.visitInsn(Opcodes.NOP); // the JDK's own frame, if any at its first instruction, keeps its offset
