@@ -62,8 +62,18 @@ public final class WeakIdentityMap<K, V> {
         }
     }
 
+    /**
+     * No test of emptiness first: one method serves every table of the agent, some always empty in a JVM
+     * (hot attach's, a client's listeners') and some never (the paired channels'), so such a branch's
+     * profile is whatever tables the JIT saw first. The agent's warm-up saw only full ones, and C2 compiled
+     * the empty case as a trap, which an application's first lookup in an empty table set off,
+     * deoptimising the compiled channel read and write it was inlined into (measured 2026-11-28,
+     * {@code -XX:+LogCompilation}, FieldNioServer: {@code unstable_if} in {@code ConcurrentHashMap.isEmpty},
+     * 28 ms of C2 time recompiling them during the application's first round trips). A table never
+     * filled answers at its first read too (no array yet).
+     */
     public V get(K key) {
-        return map.isEmpty() ? null : map.get(new Lookup(key));
+        return map.get(new Lookup(key));
     }
 
     public boolean containsKey(K key) {
@@ -84,7 +94,6 @@ public final class WeakIdentityMap<K, V> {
 
     /** @return the value removed, or null */
     public V remove(K key) {
-        if (map.isEmpty()) return null;
         expunge();
         return map.remove(new Lookup(key));
     }
