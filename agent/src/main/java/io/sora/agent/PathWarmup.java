@@ -414,6 +414,9 @@ final class PathWarmup {
                     if (System.nanoTime() - deadline > 0) throw new IOException("warm-up channel stalled");
                     selector.select(100);
                     selector.selectedKeys().clear();
+                    // and now and then a clear of the set once empty, as an application's loop may: else
+                    // C2 compiled HashMap.clear's empty case as a trap (-XX:+LogCompilation, 2026-11-28)
+                    if ((made & 3) == 2) selector.selectedKeys().clear();
                     if (plainRound) plain.read(one.clear()); // its byte, if there: the selector reported it too
                     int r;
                     while ((r = selecting.read(buf)) > 0 && buf.hasRemaining()) {

@@ -83,6 +83,16 @@ final class DataPathWarmup {
                     roundTrip(a.outputStream(), b.inputStream(), msg, got, LARGE);
                     roundTrip(b.outputStream(), a.inputStream(), got, msg, LARGE);
                 }
+                if ((i & 63) == 41) {
+                    // a read that empties the ring while the writer is in the middle of a write published in
+                    // parts (its end one byte further): the credits wait for the rest. Single-threaded, such
+                    // a read never happened before the JIT compiled read(), and the first one (the echo's
+                    // long writes below) deoptimised it (-XX:+LogCompilation, 2026-11-28: an unstable_if in
+                    // copyOut, 38 ms of C2 time recompiling read() as a cold client's first messages ran).
+                    // The next write passes that end, as the rest of the write would.
+                    client.publishWriteEnd(server.producedByPeer() + n + 1);
+                    roundTrip(a.outputStream(), b.inputStream(), msg, got, n);
+                }
                 if ((i & 63) == 17) {
                     // single bytes each way: read() and write(int) lock the stream, then take the same
                     // lock again in the array forms; a lock branch (the reentrant acquire) the warm-up
@@ -166,8 +176,15 @@ final class DataPathWarmup {
         try {
             writer.outputStream().write(42);
             writer.close();
-            InputStream in = reader.inputStream();
-            if (in.read() != 42 || in.read() != -1 || in.read() != -1) throw new IOException("warm-up connection's end not seen");
+            io.sora.transport.RingInputStream in = reader.inputStream();
+            if (in.read() != 42) throw new IOException("warm-up connection's byte lost");
+            // and as a selector and a channel's non-blocking read find that end (OP_READ, then -1): without
+            // them, the first connection a NIO server saw end deoptimised its compiled select and read
+            // (-XX:+LogCompilation, 2026-11-28: unstable_if in readable and readNow, 90 ms of C2 time)
+            if (!in.readable() || in.readNow(java.nio.ByteBuffer.allocate(16)) != -1) {
+                throw new IOException("warm-up connection's end not seen by a selector's read");
+            }
+            if (in.read() != -1 || in.read() != -1) throw new IOException("warm-up connection's end not seen");
         } finally {
             writer.close();
             reader.close();
