@@ -754,6 +754,11 @@ final class ChannelSelection {
         }
     }
 
+    /**
+     * {@code -Dsora.nio.pollSelectorPeers=false}: a select polls only for peers that read with blocking
+     * streams, as before 2026-11-28 (see {@link #poll}).
+     */
+    static final boolean POLL_SELECTOR_PEERS = !"false".equals(System.getProperty("sora.nio.pollSelectorPeers"));
     static final int NO_POLL = 0;
     static final int POLL_SPINNING = 1;
     static final int POLL_YIELDING = 2;
@@ -769,17 +774,26 @@ final class ChannelSelection {
      * poll (the nio field row, a selector server and blocking clients: a ring found ready in 100% of
      * the polls once warm, 8x faster than TCP with the poll, about 1.1x without). A peer that reads
      * through a selector of its own answers through its event loop (wake-up, dispatch, the
-     * application's pipeline): the JDK's HttpClient against its HttpServer found a ring ready in 0.5-5%
-     * of the polls, two Netty event loops in 0-9%, and there the poll's CPU, taken from the
-     * application's other threads on a 2-CPU machine, made shm slower than TCP (HTTP 0.71x, Netty
-     * 0.48x per request; 1.02x and 0.82x without polling). Measured 2026-11-23 (docs/nio.md). A rule
-     * about the peer, not a poll length learnt from outcomes: both ends' waiting policies feed each
-     * other (a selector that sleeps answers later, so its blocking peer waits longer, sleeps, and
-     * answers later), and a learnt policy that once stopped polling for a selector server did not come
-     * back for most of the run (1.1-1.4x instead of 8x).
+     * application's pipeline), and is polled for only while the machine has a CPU to spare
+     * ({@link io.sora.transport.CpuPressure}): in cold JVMs the JIT's threads want the CPUs, and there
+     * the JDK's HttpClient against its HttpServer found a ring ready in 0.5-5% of the polls, two Netty
+     * event loops in 0-9%, and the poll's CPU, taken from the application's other threads on a 2-CPU
+     * machine, made shm slower than TCP (HTTP 0.71x, Netty 0.48x per request, 2026-11-23: then such
+     * peers were never polled for). Once the JVMs are warm, both event loops polling keep each other's
+     * answers off the sleeping path: with them asleep every message was two wake-ups (the Netty echo
+     * at 67 us a round trip over shm, and 67 us over TCP, in runs of 60,000 messages); polled for
+     * while the machine is not crowded, 11.4 us (5.9x TCP, total time 2.3x), the JDK's HTTP server and
+     * client 1.44x TCP per request against 1.20x, and the runs of 10,000 messages from cold JVMs as
+     * before within their spread (Netty 0.82-0.97x against 1.01-1.03x, 10 pairs twice; HTTP 1.07x
+     * against 1.05x). Measured 2026-11-28 (docs/benchmarks.md, twenty-eighth session). A rule about
+     * the peer and the machine, not a poll length learnt from outcomes: both ends' waiting policies
+     * feed each other (a selector that sleeps answers later, so its blocking peer waits longer,
+     * sleeps, and answers later), and a learnt policy that once stopped polling for a selector server
+     * did not come back for most of the run (1.1-1.4x instead of 8x).
      */
     private int poll(Entry[] es, int count) {
         int cpu = io.sora.transport.ThisCpu.current();
+        int spare = 0; // for peers that read through a selector: 1 the machine has a CPU to spare, -1 not, 0 not read yet
         boolean pays = false;
         boolean allHere = cpu >= 0;
         for (int i = 0; i < count; i++) {
@@ -787,7 +801,10 @@ final class ChannelSelection {
             PairedChannel p = e.p;
             if (interest(e.key) == 0) continue;
             int placement = p.peerPlacement(cpu);
-            if (p.peerReadsThroughSelector()) continue;
+            if (p.peerReadsThroughSelector()) {
+                if (spare == 0) spare = POLL_SELECTOR_PEERS && !io.sora.transport.CpuPressure.crowded(System.nanoTime()) ? 1 : -1;
+                if (spare < 0) continue;
+            }
             pays = true;
             if (placement != io.sora.transport.RingMedium.PEER_HERE) allHere = false;
         }
