@@ -784,8 +784,9 @@ final class ChannelSelection {
      * at 67 us a round trip over shm, and 67 us over TCP, in runs of 60,000 messages); polled for
      * while the machine is not crowded, 11.4 us (5.9x TCP, total time 2.3x), the JDK's HTTP server and
      * client 1.44x TCP per request against 1.20x, and the runs of 10,000 messages from cold JVMs as
-     * before within their spread (Netty 0.82-0.97x against 1.01-1.03x, 10 pairs twice; HTTP 1.07x
-     * against 1.05x). Measured 2026-11-28 (docs/benchmarks.md, twenty-eighth session). A rule about
+     * before within their spread (Netty 0.82-1.03x per message against 0.90-1.13x, six runs of 8-10
+     * pairs; HTTP 1.06-1.07x against 1.05-1.08x). Measured 2026-11-28 (docs/benchmarks.md,
+     * twenty-eighth session). A rule about
      * the peer and the machine, not a poll length learnt from outcomes: both ends' waiting policies
      * feed each other (a selector that sleeps answers later, so its blocking peer waits longer,
      * sleeps, and answers later), and a learnt policy that once stopped polling for a selector server
