@@ -774,8 +774,12 @@ final class ChannelSelection {
      * poll (the nio field row, a selector server and blocking clients: a ring found ready in 100% of
      * the polls once warm, 8x faster than TCP with the poll, about 1.1x without). A peer that reads
      * through a selector of its own answers through its event loop (wake-up, dispatch, the
-     * application's pipeline), and is polled for only while the machine has a CPU to spare
-     * ({@link io.sora.transport.CpuPressure}): in cold JVMs the JIT's threads want the CPUs, and there
+     * application's pipeline), and is polled for only where it last waited on another CPU, and while
+     * the machine has a CPU to spare ({@link io.sora.transport.CpuPressure}). On this thread's CPU it
+     * answers only once this one gives the CPU up, and a poll's yields handed it to compiler threads
+     * instead (the Netty echo with both JVMs on one CPU: 44 against 22 us a round trip, 0.50x TCP
+     * against 1.22x, 4 pairs each; with this rule 0.99x against 0.93x, 6 pairs). In cold JVMs the JIT's
+     * threads want the CPUs, and there
      * the JDK's HttpClient against its HttpServer found a ring ready in 0.5-5% of the polls, two Netty
      * event loops in 0-9%, and the poll's CPU, taken from the application's other threads on a 2-CPU
      * machine, made shm slower than TCP (HTTP 0.71x, Netty 0.48x per request, 2026-11-23: then such
@@ -803,6 +807,10 @@ final class ChannelSelection {
             if (interest(e.key) == 0) continue;
             int placement = p.peerPlacement(cpu);
             if (p.peerReadsThroughSelector()) {
+                // an event loop is polled for only where it runs on another CPU, and while the machine has
+                // one to spare: one on this CPU answers only once this thread sleeps (a yielding poll handed
+                // the CPU to compiler threads: the Netty echo with both JVMs on one CPU, 44 against 22 us)
+                if (placement != io.sora.transport.RingMedium.PEER_ELSEWHERE) continue;
                 if (spare == 0) spare = POLL_SELECTOR_PEERS && !io.sora.transport.CpuPressure.crowded(System.nanoTime()) ? 1 : -1;
                 if (spare < 0) continue;
             }
