@@ -176,7 +176,7 @@ final class DataPathWarmup {
         try {
             writer.outputStream().write(42);
             writer.close();
-            io.sora.transport.RingInputStream in = reader.inputStream();
+            RingInputStream in = reader.inputStream();
             if (in.read() != 42) throw new IOException("warm-up connection's byte lost");
             // and as a selector and a channel's non-blocking read find that end (OP_READ, then -1): without
             // them, the first connection a NIO server saw end deoptimised its compiled select and read
