@@ -78,6 +78,7 @@ public final class FieldClient {
             a.checkPath(q);
             q.close();
         }
+        if (Boolean.getBoolean("sora.bench.timeline")) System.out.println(timeline(samples[0]));
         long first = samples[0][0];
         long[] all = new long[conns * perConn];
         long sum = 0;
@@ -132,6 +133,24 @@ public final class FieldClient {
             sinks[id] = x;
             thinkNanos[id] = thought;
         }
+    }
+
+    /**
+     * {@code -Dsora.bench.timeline=true}: the first connection's round trips in blocks of 1,000 (or
+     * {@code -Dsora.bench.timelineBlock}), in order, each as its median and the time since the first
+     * round trip began at its end: when a run gets fast, and what it cost before.
+     */
+    static String timeline(long[] nanos) {
+        int block = Math.max(1, Integer.getInteger("sora.bench.timelineBlock", 1000));
+        StringBuilder tl = new StringBuilder("TIMELINE median ns @ ms since the start, per " + block + " round trips:");
+        long elapsed = 0;
+        for (int b = 0; b + block <= nanos.length; b += block) {
+            long[] part = Arrays.copyOfRange(nanos, b, b + block);
+            for (long v : part) elapsed += v;
+            Arrays.sort(part);
+            tl.append(' ').append(part[block / 2]).append('@').append(elapsed / 1_000_000);
+        }
+        return tl.toString();
     }
 
     /** Busy computation for at least {@code nanos}: a xorshift generator the caller keeps the result of. */
