@@ -164,6 +164,45 @@ final class AdaptiveWait {
         this.crowdedSleep = crowdedSleep;
     }
 
+    /**
+     * For the data path's warm-up ({@link WaitProfile}): one whole wait for a peer at each placement, on the
+     * machine crowded and not in turn, each run until it would sleep, then ended as caught or as slept
+     * in turn. The warm-up's own waits have both ends in one process, and did not take every branch:
+     * measured 2026-11-28 (-XX:+LogCompilation, the set-up row's churn server), the first wait of the
+     * application for a peer on another CPU that lasted past its first look hit an {@code unstable_if}
+     * in {@link #idle} and deoptimised the compiled {@code RingInputStream.read} it is inlined into,
+     * recompiled by C2 in 63 ms while the application's first connections were being set up. The
+     * branch profile is the method's, whichever instance runs it; a wait here lasts at most its budget
+     * (tens of microseconds).
+     */
+    static void exercise() {
+        boolean was = CpuPressure.exercising();
+        CpuPressure.exercise(true);
+        try {
+            int turn = 0;
+            for (int placement : new int[] {RingMedium.PEER_UNKNOWN, RingMedium.PEER_HERE, RingMedium.PEER_ELSEWHERE}) {
+                for (int crowding = 0; crowding < 2; crowding++) {
+                    AdaptiveWait w = new AdaptiveWait(true);
+                    // every other one a probing wait, as a stream's every PROBE_EVERY-th is: these waits call
+                    // idle() often enough to get it compiled, so its profile must have seen that too
+                    if (crowding == 0) w.waits = PROBE_EVERY - 1;
+                    w.begin(placement);
+                    try {
+                        for (int rounds = 0; rounds < 1_000_000 && w.idle(); rounds++) {
+                            // bounded by the wait's budget; the count only guards against a clock that stands still
+                        }
+                        if ((turn++ & 1) == 0) w.caught();
+                        else w.slept(1_000);
+                    } finally {
+                        w.end();
+                    }
+                }
+            }
+        } finally {
+            CpuPressure.exercise(was);
+        }
+    }
+
     /** Starts a wait: call before the first check of the condition. */
     void begin() {
         begin(RingMedium.PEER_UNKNOWN);

@@ -70,6 +70,11 @@ public final class CpuPressure {
         exercising = on;
     }
 
+    /** Whether {@link #exercise} is on. */
+    static boolean exercising() {
+        return exercising;
+    }
+
     /** The number of runnable threads the kernel counts now (this one included), -1 if unreadable. */
     private static int readRunning() {
         try {

@@ -202,6 +202,31 @@ class AdaptiveWaitTest {
     }
 
     @Test
+    void theWarmUpsExerciseOfEveryKindOfWaitEndsAndLeavesNothingBehind() {
+        for (boolean before : new boolean[] {false, true}) {
+            CpuPressure.exercise(before);
+            try {
+                AdaptiveWait.exercise();
+                assertEquals(before, CpuPressure.exercising(), "the machine's crowding is read as before");
+            } finally {
+                CpuPressure.exercise(false);
+            }
+        }
+        // every busy-waiting slot was given back: as many waits as there are slots can still spin
+        List<AdaptiveWait> holders = new ArrayList<>();
+        try {
+            for (int i = 0; i < AdaptiveWait.MAX_BUSY; i++) {
+                AdaptiveWait w = policy();
+                holders.add(w);
+                w.begin();
+                assertTrue(w.idle(), "slot " + i + " is free after the exercise");
+            }
+        } finally {
+            for (AdaptiveWait w : holders) w.end();
+        }
+    }
+
+    @Test
     void atMostHalfTheCpusBusyWaitAtOnceAndSlotsAreGivenBack() {
         List<AdaptiveWait> holders = new ArrayList<>();
         for (int i = 0; i < AdaptiveWait.MAX_BUSY; i++) {

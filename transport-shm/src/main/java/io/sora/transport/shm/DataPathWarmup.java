@@ -105,6 +105,7 @@ final class DataPathWarmup {
                     if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
                 }
                 if ((i & 255) == 128) endOfStream(ends, settings, hooks);
+                if ((i & 511) == 256) io.sora.transport.WaitProfile.exercise();
                 if ((i & 255) == 0) {
                     for (ShmMedium m : new ShmMedium[] {server, client}) {
                         m.announceReaderWaiting(true);
