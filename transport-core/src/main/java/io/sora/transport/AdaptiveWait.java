@@ -173,17 +173,19 @@ final class AdaptiveWait {
      * in {@link #idle} and deoptimised the compiled {@code RingInputStream.read} it is inlined into,
      * recompiled by C2 in 63 ms while the application's first connections were being set up. The
      * branch profile is the method's, whichever instance runs it; a wait here lasts at most its budget
-     * (tens of microseconds).
+     * (tens of microseconds). The machine is found crowded, then not ({@link CpuPressure#exercise}),
+     * then as it is: a profile that had only seen the exercised answer trapped at the application's
+     * first wait too ({@code CpuPressure.crowded} inlined into {@code idle}, the same logs).
      */
     static void exercise() {
         boolean was = CpuPressure.exercising();
-        CpuPressure.exercise(true);
         try {
             int turn = 0;
             for (int placement : new int[] {RingMedium.PEER_UNKNOWN, RingMedium.PEER_HERE, RingMedium.PEER_ELSEWHERE}) {
-                for (int crowding = 0; crowding < 2; crowding++) {
+                for (int crowding = 0; crowding < 3; crowding++) {
+                    CpuPressure.exercise(crowding < 2);
                     AdaptiveWait w = new AdaptiveWait(true);
-                    // every other one a probing wait, as a stream's every PROBE_EVERY-th is: these waits call
+                    // now and then a probing wait, as a stream's every PROBE_EVERY-th is: these waits call
                     // idle() often enough to get it compiled, so its profile must have seen that too
                     if (crowding == 0) w.waits = PROBE_EVERY - 1;
                     w.begin(placement);
@@ -196,6 +198,30 @@ final class AdaptiveWait {
                     } finally {
                         w.end();
                     }
+                }
+            }
+            CpuPressure.exercise(false);
+            CpuPressure.exerciseBusyReader();
+            // every busy-waiting slot taken: the next wait sleeps at once, as one of many connections' does
+            // (the nio row's 16-connection client trapped there at its first such wait)
+            AdaptiveWait[] holders = new AdaptiveWait[MAX_BUSY];
+            try {
+                for (int i = 0; i < holders.length; i++) {
+                    holders[i] = new AdaptiveWait(true);
+                    holders[i].begin(RingMedium.PEER_ELSEWHERE);
+                    holders[i].idle();
+                }
+                AdaptiveWait late = new AdaptiveWait(true);
+                late.begin(RingMedium.PEER_ELSEWHERE);
+                try {
+                    late.idle();
+                    late.slept(1_000);
+                } finally {
+                    late.end();
+                }
+            } finally {
+                for (AdaptiveWait h : holders) {
+                    if (h != null) h.end();
                 }
             }
         } finally {

@@ -70,6 +70,21 @@ public final class CpuPressure {
         exercising = on;
     }
 
+    /**
+     * For the data path's warm-up (with {@link #exercise} off): one reading that finds another thread
+     * reading, as waits of many connections do; the answer is the last reading's. A branch the warm-up
+     * never took, compiled as a trap into the wait: the nio row's 16-connection client deoptimised its
+     * compiled read there (-XX:+LogCompilation, 2026-11-28).
+     */
+    static void exerciseBusyReader() {
+        if (!READING.compareAndSet(false, true)) return; // someone is reading: that is the case itself
+        try {
+            crowded(readAt + PERIOD_NANOS);
+        } finally {
+            READING.set(false);
+        }
+    }
+
     /** Whether {@link #exercise} is on. */
     static boolean exercising() {
         return exercising;

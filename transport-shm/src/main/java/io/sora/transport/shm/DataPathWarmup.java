@@ -105,7 +105,11 @@ final class DataPathWarmup {
                     if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
                 }
                 if ((i & 255) == 128) endOfStream(ends, settings, hooks);
-                if ((i & 511) == 256) io.sora.transport.WaitProfile.exercise();
+                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got);
+                if ((i & 511) == 256) {
+                    io.sora.transport.WaitProfile.exercise();
+                    placements(client, server);
+                }
                 if ((i & 255) == 0) {
                     for (ShmMedium m : new ShmMedium[] {server, client}) {
                         m.announceReaderWaiting(true);
@@ -162,6 +166,58 @@ final class DataPathWarmup {
     }
 
     /**
+     * The reads this thread's round trips never make, each of which an application's first reads do: the
+     * ring found empty (a read with a timeout, which waits, is woken with nothing, and times out), a long write read back in
+     * pieces (the reader behind, handing credits back in batches), and a read asking for more than is
+     * there. Without them the JIT compiled {@code read} from round trips that always found exactly their
+     * message, and the warm-up's own threaded round trips then trapped in it ({@code -XX:+LogCompilation},
+     * 2026-11-28: unstable_if in read, more and copyOut, each a C2 recompilation of the read taking
+     * 25-60 ms of the warm-up a JVM's first connection waits for).
+     */
+    private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got) throws IOException {
+        RingInputStream in = b.inputStream();
+        // with this thread's interrupt flag set, its first sleep ends without data and the read sleeps
+        // again (a wake-up with nothing to read, which many connections' waits see), then times out
+        boolean interrupted = Thread.interrupted();
+        Thread.currentThread().interrupt();
+        try {
+            in.read(got, 0, 1, 1_000L);
+            throw new IOException("warm-up read of an empty ring returned");
+        } catch (java.net.SocketTimeoutException expected) {
+            // nothing was written: the wait ran out, as it should
+        } finally {
+            Thread.interrupted(); // the read hands the flag back set; the warm-up's own is restored below
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+        a.outputStream().write(msg, 0, LARGE);
+        int left = LARGE;
+        while (left > 0) {
+            int r = in.read(got, 0, left > PIECE ? PIECE : left + 64);
+            if (r <= 0) throw new IOException("warm-up bytes lost");
+            left -= r;
+        }
+    }
+
+    /** The pieces {@link #readsOfEveryShape} reads a long write back in. */
+    private static final int PIECE = 3000;
+
+    /**
+     * Where each end finds its peer's thread, as an application's waits ask it
+     * ({@link io.sora.transport.RingMedium#peerPlacement}): on this CPU, on another, unknown. Both ends
+     * of the warm-up's connection run in this process, mostly on one thread, so its waits had found
+     * their peer only here, and a cold client's first wait for a peer on the other CPU deoptimised the
+     * compiled read it is inlined into ({@code -XX:+LogCompilation}, 2026-11-28: the nio row's client).
+     * The CPUs published here are overwritten by the next real wait of either end.
+     */
+    private static void placements(ShmMedium client, ShmMedium server) {
+        server.publishCpu(0);
+        for (int cpu : new int[] {0, 1, -1}) {
+            client.peerPlacement(cpu);
+            server.peerPlacement(cpu);
+        }
+    }
+
+    /**
      * One short connection on its own small segment, read to its end: a byte, the writer's close, then
      * {@code read()} returning -1 twice (the end found in the peer's flags, then remembered). Without it the
      * compiled read had never seen an end, and the first connection an application read to its end (a
@@ -189,6 +245,15 @@ final class DataPathWarmup {
         } finally {
             writer.close();
             reader.close();
+        }
+        // and a read after this end's own close, as a selector's last look at a channel the application
+        // closed makes: without it, that first look deoptimised the compiled read (the closed branch of look
+        // and unlock, an unstable_if: the nio row's server, 2026-11-28)
+        try {
+            reader.inputStream().read();
+            throw new IOException("warm-up connection read after its close");
+        } catch (java.net.SocketException expected) {
+            // "Socket closed", as an application's read gets
         }
     }
 
