@@ -85,18 +85,34 @@ final class AdaptiveWait {
     /** The longest a wait stays awake on a machine with no CPU to spare. */
     static final long CROWDED_BUDGET_NANOS = 10_000;
     /**
-     * {@code -Dsora.wait.crowdedSleep=true}, in a JVM that may run on more than one CPU (its affinity, its
-     * container's quota): a crowded wait whose peer is not known to run on another CPU sleeps at once
-     * instead of yielding. A yield may hand the CPU to a stranger (a compiler thread) and leave this
-     * thread queued behind it for the rest of its slice even after the peer answered; a sleeper is woken
-     * by the answer. Measured (docs/benchmarks.md, nineteenth session): H2's and Derby's totals from cold
-     * JVMs better (H2 1.00x TCP against 0.79x, p99 halved), every ping-pong median worse by 1.5-2 us
-     * (think time 0 and 5 us: 4.7 against 2.9 us; a CPU hog beside: 1.8x TCP against 3.0x). Off by
-     * default: the gain lies inside the spread of those runs, the loss does not. On one CPU a yield is
-     * what hands the CPU to the peer (sleeping there made the one-CPU ping-pong 1.7x TCP instead of 3x).
+     * Whether a crowded wait whose peer is not known to run on another CPU sleeps at once instead of
+     * yielding: by default in a JVM confined to one CPU (its affinity: {@code taskset}, a one-CPU
+     * container), else only with {@code -Dsora.wait.crowdedSleep=true}; {@code false} turns it off
+     * everywhere. A yield may hand the CPU to a stranger (a compiler thread, the application's other
+     * threads) and leave this thread and its peer queued behind it for the rest of its slice even after
+     * the peer answered; a sleeper is woken by the answer, and the kernel's wake-up preemption runs it.
+     *
+     * <p>One CPU, measured 2026-11-28 (AMD EPYC 2-vCPU VM, both JVMs on {@code taskset -c 0}, cold,
+     * AppBench, 2 x 2 pairs): H2's total time 1.26-1.33x TCP's against 0.85-0.90x yielding (p99 1.0-1.5
+     * ms against 3.9 ms: a yield there cost a time slice once a query in a hundred), Derby's 1.37-1.47x
+     * against 0.80-0.89x, the 16-connection selector server 1.68x against 1.25x; the per-query median
+     * slower (H2 1.45x TCP against 2.63x) and the ping-pong from cold too (pp4k 3.09-3.53x against
+     * 4.06-4.10x, still 2.5 times the one-CPU target): more queries a second, the tail cut, at the
+     * price of the fastest hand-overs. The nineteenth session (Intel) had found sleeping there costly
+     * (pp4k 1.69x against 3.03x) with an earlier version of the waits and of the pressure reading.
+     *
+     * <p>More CPUs, measured in the nineteenth session (docs/benchmarks.md) and again 2026-11-28 (AMD,
+     * H2 and Derby unpinned, 2 x 3 pairs: per query 1.46-1.72x TCP against 2.13-2.73x, totals inside
+     * each other's spread): the gain lies inside the spread of such runs, the loss of every ping-pong's
+     * median does not, so there it is an option.
      */
-    static final boolean CROWDED_SLEEP = Runtime.getRuntime().availableProcessors() > 1
-            && Boolean.getBoolean("sora.wait.crowdedSleep");
+    static final boolean CROWDED_SLEEP = crowdedSleepDefault(System.getProperty("sora.wait.crowdedSleep"),
+            Runtime.getRuntime().availableProcessors());
+
+    /** {@link #CROWDED_SLEEP} for the property's value (null: unset) in a JVM that may use {@code cpus} CPUs. */
+    static boolean crowdedSleepDefault(String property, int cpus) {
+        return property != null ? Boolean.parseBoolean(property) : cpus == 1;
+    }
     private static final java.util.concurrent.atomic.AtomicInteger BUSY = new java.util.concurrent.atomic.AtomicInteger();
     /** Fixed-point scale of the log2 average. */
     private static final int SCALE = 16;

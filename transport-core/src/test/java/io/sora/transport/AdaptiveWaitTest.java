@@ -202,6 +202,14 @@ class AdaptiveWaitTest {
     }
 
     @Test
+    void aJvmConfinedToOneCpuSleepsWhenCrowdedUnlessToldOtherwise() {
+        assertTrue(AdaptiveWait.crowdedSleepDefault(null, 1), "one CPU: a yield hands it to strangers");
+        assertFalse(AdaptiveWait.crowdedSleepDefault(null, 2), "more CPUs: an option");
+        assertTrue(AdaptiveWait.crowdedSleepDefault("true", 4));
+        assertFalse(AdaptiveWait.crowdedSleepDefault("false", 1), "off everywhere when asked");
+    }
+
+    @Test
     void theWarmUpsExerciseOfEveryKindOfWaitEndsAndLeavesNothingBehind() {
         for (boolean before : new boolean[] {false, true}) {
             CpuPressure.exercise(before);
