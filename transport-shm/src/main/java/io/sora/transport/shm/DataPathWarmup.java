@@ -329,20 +329,14 @@ final class DataPathWarmup {
      * Makes some of the other side's waits long, as an application's are: answered after its spin
      * phase (which then shrinks: the waiting code's spin-less branch runs) and after its budget (it
      * sleeps in the futex and is woken). A branch the warm-up never took is compiled as a trap, and
-     * the application's first wait that took it deoptimised the stream methods on its own time. Eight
-     * waits in 128 answered after 30 us (four in a row shrink the spin phase) and two after 0.5 ms:
-     * until 2026-11-28 it was 32 and 4, about 19 ms of the 750 round trips spent waiting on purpose,
-     * which a client JVM's first connection waits for (measured: the client's data-path warm-up 58-79
-     * against 72-105 ms, its first connect 265-335 against 268-323 ms after launch and the JSOR pair's
-     * exit 449-534 against 476-553 ms, 4-5 alternations; the sample's round trips unchanged, and no
-     * trap of the waits in the field rows' compile logs).
+     * the application's first wait that took it deoptimised the stream methods on its own time.
      */
     private static void answerLate(int round) {
         int phase = round & 127;
-        if (phase >= 64 && phase < 72) {
+        if (phase >= 64 && phase < 96) {
             long until = System.nanoTime() + 30_000;
             while (System.nanoTime() < until) Thread.onSpinWait();
-        } else if (phase >= 96 && phase < 98) {
+        } else if (phase >= 96 && phase < 100) {
             java.util.concurrent.locks.LockSupport.parkNanos(500_000);
         }
     }
