@@ -782,16 +782,16 @@ final class ChannelSelection {
      * threads want the CPUs, and there the JDK's HttpClient against its HttpServer found a ring ready in
      * 0.5-5% of the polls, two Netty event loops in 0-9%, and the poll's CPU, taken from the
      * application's other threads on a 2-CPU machine, made shm slower than TCP (HTTP 0.71x, Netty 0.48x
-     * per request, 2026-11-23: then such peers were never polled for). Once the JVMs are warm, both event loops polling keep each other's
-     * answers off the sleeping path: with them asleep every message was two wake-ups (the Netty echo
+     * per request, 2026-11-23: then such peers were never polled for). Once the JVMs are warm, both
+     * event loops polling keep each other's answers off the sleeping path: with them asleep every message was two wake-ups (the Netty echo
      * at 67 us a round trip over shm, and 67 us over TCP, in runs of 60,000 messages); polled for
      * while the machine is not crowded, 11.4 us (5.9x TCP, total time 2.3x), the JDK's HTTP server and
      * client 1.44x TCP per request against 1.20x, and the runs of 10,000 messages from cold JVMs as
      * before within their spread (Netty 0.82-1.03x per message against 0.90-1.13x, six runs of 8-10
      * pairs; HTTP 1.06-1.07x against 1.05-1.08x). Measured 2026-11-28 (docs/benchmarks.md,
      * twenty-eighth session). A rule about the peer and the machine, not a poll length learnt from
-     * outcomes: both ends' waiting policies feed each other (a selector that sleeps answers later, so its blocking peer waits longer,
-     * sleeps, and answers later), and a learnt policy that once stopped polling for a selector server
+     * outcomes: both ends' waiting policies feed each other (a selector that sleeps answers later, so
+     * its blocking peer waits longer, sleeps, and answers later), and a learnt policy that once stopped polling for a selector server
      * did not come back for most of the run (1.1-1.4x instead of 8x).
      */
     private int poll(Entry[] es, int count) {

@@ -9,7 +9,7 @@ public final class WaitProfile {
     private WaitProfile() {
     }
 
-    /** A few waits, each ended by its budget: well under a millisecond in all. */
+    /** A few waits, each ended by its budget: about 0.3 ms in all (the shm warm-up calls it every 512th round). */
     public static void exercise() {
         AdaptiveWait.exercise();
     }

@@ -169,10 +169,10 @@ final class DataPathWarmup {
      * The reads this thread's round trips never make, each of which an application's first reads do:
      * the ring found empty (a read with a timeout, which waits, is woken with nothing, and times out), a
      * long write read back in pieces (the reader behind, handing credits back in batches), and a read
-     * asking for more than is there. Without them the JIT compiled {@code read} from round trips that always found exactly their
-     * message, and the warm-up's own threaded round trips then trapped in it ({@code -XX:+LogCompilation},
-     * 2026-11-28: unstable_if in read, more and copyOut, each a C2 recompilation of the read taking
-     * 25-60 ms of the warm-up a JVM's first connection waits for).
+     * asking for more than is there. Without them the JIT compiled {@code read} from round trips that
+     * always found exactly their message, and the warm-up's own threaded round trips then trapped in it
+     * ({@code -XX:+LogCompilation}, 2026-11-28: unstable_if in read, more and copyOut, each a C2
+     * recompilation of the read taking 25-60 ms of the warm-up a JVM's first connection waits for).
      */
     private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got) throws IOException {
         RingInputStream in = b.inputStream();
