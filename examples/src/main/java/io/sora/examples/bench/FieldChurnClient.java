@@ -16,7 +16,9 @@ import java.net.Socket;
  * connection n/2 and before the last): wall time on a shared 2-CPU machine moves with its neighbours,
  * CPU time much less.
  *
- * <pre>FieldChurnClient address=IP port=N n=N path=tcp|shm agent=yes|no timeout=S [server_pid=PID]</pre>
+ * With {@code samples=FILE} every connection's time (ns) is written to FILE, one a line, in order.
+ *
+ * <pre>FieldChurnClient address=IP port=N n=N path=tcp|shm agent=yes|no timeout=S [server_pid=PID] [samples=FILE]</pre>
  */
 public final class FieldChurnClient {
     private FieldChurnClient() {
@@ -52,6 +54,11 @@ public final class FieldChurnClient {
                 }
                 a.checkPath(s);
             }
+        }
+        if (a.has("samples")) {
+            StringBuilder text = new StringBuilder(n * 8);
+            for (long v : samples) text.append(v).append('\n');
+            java.nio.file.Files.writeString(java.nio.file.Path.of(a.get("samples")), text);
         }
         long first = samples[0];
         long sum = 0;
