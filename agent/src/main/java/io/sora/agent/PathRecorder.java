@@ -77,7 +77,13 @@ final class PathRecorder {
                         "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
             }
         } else if (result instanceof PairingResult.Fallback f) {
-            tcp(socket, side, f.reason(), true);
+            // the addresses as the pairing knew them: no getsockname per connection (every plain client of a
+            // server with an accept rule comes this way)
+            if (side == Side.CLIENT) {
+                tcp(socket, side, f.reason(), true, key.client(), key.server());
+            } else {
+                tcp(socket, side, f.reason(), true, key.server(), key.client());
+            }
         }
     }
 
@@ -108,17 +114,26 @@ final class PathRecorder {
      * connections no rule names are only traced, and get an id only then.
      */
     void tcp(Socket socket, Side side, String reason, boolean matched) {
+        tcp(socket, side, reason, matched, null, null);
+    }
+
+    /** As {@link #tcp(Socket, Side, String, boolean)}, with the socket's addresses when known (null: asked of the socket). */
+    private void tcp(Socket socket, Side side, String reason, boolean matched, java.net.SocketAddress local,
+                     java.net.SocketAddress remote) {
         boolean traced = tracer.isOn(Category.NET);
         if (!matched && !traced) {
             return;
         }
+        if (local == null || remote == null) {
+            local = socket.getLocalSocketAddress();
+            remote = socket.getRemoteSocketAddress();
+        }
         long id = ConnectionIds.next();
         if (matched) {
-            registry.add(socket, id, side, "tcp", reason, null);
+            registry.add(socket, id, side, local, remote, "tcp", reason, null);
         }
         if (traced) {
-            tracer.event(Hook.PATH, id, "tcp", reason,
-                    "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
+            tracer.event(Hook.PATH, id, "tcp", reason, "local=" + local + " remote=" + remote);
         }
     }
 

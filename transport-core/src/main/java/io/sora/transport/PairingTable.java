@@ -70,6 +70,7 @@ public final class PairingTable<L> {
     /** @param clock the time of marks, announcements and sweeps (tests move it; waits still take real time) */
     PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce, java.util.function.LongSupplier clock) {
         this.medium = medium;
+        this.notAnnounced = "client announced no pairing (no sora, or no " + medium.name() + " rule for this server)";
         this.policy = policy;
         this.clientsAnnounce = clientsAnnounce;
         this.clock = clock;
@@ -321,9 +322,11 @@ public final class PairingTable<L> {
 
     private String noRequest(long start, Duration wait) {
         long waited = clock.getAsLong() - start;
-        return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms"
-                : "client announced no pairing (no sora, or no " + medium.name() + " rule for this server)";
+        return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms" : notAnnounced;
     }
+
+    /** The reason of every accept whose client announced nothing (a client without sora): made once, not per connection. */
+    private final String notAnnounced;
 
     private PairingResult claim(ConnectionKey key, Pairing<L> p, Duration wait, SocketHooks hooks) throws InterruptedException {
         long bound = Math.max(MIN_COMMIT_WAIT_NANOS, 10 * wait.toNanos());
