@@ -70,6 +70,11 @@ final class RendezvousListener implements Runnable {
 
     private final Path path;
     private final ServerSocketChannel server;
+    /**
+     * The rendezvous socket's descriptor, for a look before an accepting thread's catch-up accepts
+     * ({@link #mayHaveClients}); -1 where libsora cannot make descriptor calls (the catch-up then accepts).
+     */
+    private final int serverFd;
     private final Selector selector;
     private final SelectionKey serverKey;
     private final HelloHandler handler;
@@ -94,6 +99,7 @@ final class RendezvousListener implements Runnable {
         this.path = path;
         this.handler = handler;
         this.server = bind(path);
+        this.serverFd = io.sora.transport.NativeSockets.fd(server);
         try {
             Files.setPosixFilePermissions(path, ShmDirectory.OWNER_ONLY_FILE);
             server.configureBlocking(false);
@@ -219,7 +225,7 @@ final class RendezvousListener implements Runnable {
                 // the kept segments first: a client waiting on one gets its answer before this thread
                 // makes the system calls of the rendezvous (an accept that finds nobody, most times)
                 handler.catchUpKept(true);
-                boolean accepted = accept(true);
+                boolean accepted = mayHaveClients() && accept(true);
                 int before = partials.size();
                 if (before > 0) {
                     for (SelectionKey key : new ArrayList<>(partials)) {
@@ -247,6 +253,24 @@ final class RendezvousListener implements Runnable {
      */
     private boolean accept() throws IOException {
         return accept(false);
+    }
+
+    /**
+     * Whether a client may wait in the rendezvous' backlog: one poll(2) of its descriptor, where the JDK's
+     * accept that finds nobody (nearly every accepting thread's catch-up: a client without sora announces
+     * nothing, and a kept channel's client announces in its segment) runs its locks and bookkeeping first,
+     * interpreted in a cold JVM: 10 us of a plain client's accept with -Xint (2026-11-28). True when it
+     * cannot tell (no descriptor calls, a failed poll) and while accepting is paused (the accept resumes it).
+     * A client's connect to the rendezvous is queued before its ANNOUNCE is written and before its TCP
+     * connect, so an accept that returned that TCP connection finds the listener readable.
+     */
+    private boolean mayHaveClients() {
+        if (serverFd < 0 || acceptPausedUntil != 0) return true;
+        try {
+            return io.sora.transport.NativeSockets.awaitReadable(serverFd, 0);
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     /**
