@@ -73,6 +73,8 @@ final class RendezvousListener implements Runnable {
     /**
      * The rendezvous socket's descriptor, for a look before an accepting thread's catch-up accepts
      * ({@link #mayHaveClients}); -1 where libsora cannot make descriptor calls (the catch-up then accepts).
+     * Valid while {@link #released} is false: the socket is closed only in {@link #release}, under
+     * {@link #lock}, which the catch-up holds.
      */
     private final int serverFd;
     private final Selector selector;
@@ -262,7 +264,9 @@ final class RendezvousListener implements Runnable {
      * interpreted in a cold JVM: 10 us of a plain client's accept with -Xint (2026-11-28). True when it
      * cannot tell (no descriptor calls, a failed poll) and while accepting is paused (the accept resumes it).
      * A client's connect to the rendezvous is queued before its ANNOUNCE is written and before its TCP
-     * connect, so an accept that returned that TCP connection finds the listener readable.
+     * connect, and only holders of {@link #lock} accept: so when an accept returned that TCP connection, the
+     * rendezvous connection either waits in the backlog (the listener is readable) or was accepted already
+     * (it is among the partial HELLOs the catch-up reads next, or was handed on).
      */
     private boolean mayHaveClients() {
         if (serverFd < 0 || acceptPausedUntil != 0) return true;
