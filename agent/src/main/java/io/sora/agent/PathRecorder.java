@@ -63,27 +63,21 @@ final class PathRecorder {
      * {@code key}: the connection's two ends as the pairing named them (client first).
      */
     void record(Socket socket, Side side, ConnectionKey key, Rule rule, PairingResult result) {
+        // this end's addresses as the pairing knew them: no getsockname per connection (every plain client
+        // of a server with an accept rule is recorded here too)
+        java.net.InetSocketAddress local = side == Side.CLIENT ? key.client() : key.server();
+        java.net.InetSocketAddress remote = side == Side.CLIENT ? key.server() : key.client();
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
             paired.put(socket, PairedSocket.register(socket, c, rule, tracer, cleaner));
             String reason = pairedReason(rule);
-            if (side == Side.CLIENT) {
-                registry.add(socket, c.id(), side, key.client(), key.server(), c.path(), reason, c);
-            } else {
-                registry.add(socket, c.id(), side, key.server(), key.client(), c.path(), reason, c);
-            }
+            registry.add(socket, c.id(), side, local, remote, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
                 tracer.event(Hook.PATH, c.id(), c.path(), reason,
                         "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
             }
         } else if (result instanceof PairingResult.Fallback f) {
-            // the addresses as the pairing knew them: no getsockname per connection (every plain client of a
-            // server with an accept rule comes this way)
-            if (side == Side.CLIENT) {
-                tcp(socket, side, f.reason(), true, key.client(), key.server());
-            } else {
-                tcp(socket, side, f.reason(), true, key.server(), key.client());
-            }
+            tcp(socket, side, f.reason(), true, local, remote);
         }
     }
 
