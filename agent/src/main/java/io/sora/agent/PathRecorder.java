@@ -73,8 +73,7 @@ final class PathRecorder {
             String reason = pairedReason(rule);
             registry.add(socket, c.id(), side, local, remote, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.PATH, c.id(), c.path(), reason,
-                        "local=" + socket.getLocalSocketAddress() + " remote=" + socket.getRemoteSocketAddress());
+                tracer.event(Hook.PATH, c.id(), c.path(), reason, "local=" + local + " remote=" + remote);
             }
         } else if (result instanceof PairingResult.Fallback f) {
             tcp(socket, side, f.reason(), true, local, remote);
