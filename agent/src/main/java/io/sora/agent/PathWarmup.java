@@ -424,6 +424,15 @@ final class PathWarmup {
                     }
                     if (r < 0) throw new IOException("warm-up channel ended");
                 }
+                if ((made & 255) == 128) {
+                    // a key cancelled and its channel registered again, as a server's connections end: without
+                    // it C2 compiled the invalid key's branches of ChannelSelection.selected and interest as
+                    // traps, and the application's first closed connection threw the compiled select away
+                    // (-XX:+LogCompilation, 2026-11-28: the nio row's server, at its connections' close)
+                    key.cancel();
+                    selector.selectNow();
+                    key = selecting.register(selector, java.nio.channels.SelectionKey.OP_READ);
+                }
             }
             key.cancel();
             if (made < rounds) echoRing.close(); // stopped early: the echo's read ends at once

@@ -105,7 +105,7 @@ final class DataPathWarmup {
                     if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
                 }
                 if ((i & 255) == 128) endOfStream(ends, settings, hooks);
-                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got);
+                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got, i >= 256 && i < 1536);
                 if ((i & 511) == 256) {
                     io.sora.transport.WaitProfile.exercise();
                     placements(client, server);
@@ -174,7 +174,8 @@ final class DataPathWarmup {
      * ({@code -XX:+LogCompilation}, 2026-11-28: unstable_if in read, more and copyOut, each a C2
      * recompilation of the read taking 25-60 ms of the warm-up a JVM's first connection waits for).
      */
-    private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got) throws IOException {
+    private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got, boolean late)
+            throws IOException {
         RingInputStream in = b.inputStream();
         // with this thread's interrupt flag set, its first sleep ends without data and the read sleeps
         // again (a wake-up with nothing to read, which many connections' waits see), then times out
@@ -189,12 +190,61 @@ final class DataPathWarmup {
             Thread.interrupted(); // the read hands the flag back set; the warm-up's own is restored below
             if (interrupted) Thread.currentThread().interrupt();
         }
+        // reads that wait and then find their bytes: written by a second thread while the read spins, and
+        // after it sleeps. The single-threaded rounds never wait, and the echo's waits come after the JIT
+        // compiled read from them: its data-found-after-a-wait branch was a trap, and a cold client's
+        // first waits deoptimised read and recompiled it as its first messages ran (-XX:+LogCompilation,
+        // 2026-11-28: the nio row's client, 2 runs in 4, 130 ms of C2 in the row)
+        if (late) {
+            lateWrite(a.outputStream(), in, (ShmMedium) a.medium(), got, false);
+            lateWrite(a.outputStream(), in, (ShmMedium) a.medium(), got, true);
+        }
         a.outputStream().write(msg, 0, LARGE);
         int left = LARGE;
         while (left > 0) {
             int r = in.read(got, 0, left > PIECE ? PIECE : left + 64);
             if (r <= 0) throw new IOException("warm-up bytes lost");
             left -= r;
+        }
+    }
+
+    /**
+     * 64 bytes read by this thread and written by another once the read waits: at once ({@code afterSleep}
+     * false: the read catches them while it spins) or once the reader announced its sleep (at most 5 ms
+     * later). The bytes are checked; a read that waits a second for them fails the warm-up.
+     */
+    private static void lateWrite(RingOutputStream out, RingInputStream in, ShmMedium writer, byte[] buf,
+                                  boolean afterSleep) throws IOException {
+        byte[] late = new byte[64];
+        java.util.Arrays.fill(late, (byte) 0x5a);
+        IOException[] failed = new IOException[1];
+        Thread t = new Thread(() -> {
+            long until = System.nanoTime() + 5_000_000L;
+            while (afterSleep && !writer.peerReaderAnnounced() && System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            try {
+                out.write(late, 0, late.length);
+            } catch (IOException e) {
+                failed[0] = e;
+            }
+        }, "sora-warmup-late-writer");
+        t.setDaemon(true);
+        t.start();
+        // bounded: a writer that failed leaves this read with a timeout (the warm-up then ends), not a hang
+        for (int got = 0; got < late.length; ) {
+            int r = in.read(buf, got, late.length - got, 1_000_000_000L);
+            if (r < 0) throw new IOException("warm-up connection ended");
+            got += r;
+        }
+        try {
+            t.join(1000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (failed[0] != null) throw failed[0];
+        for (int i = 0; i < late.length; i++) {
+            if (buf[i] != late[i]) throw new IOException("warm-up late bytes differ");
         }
     }
 

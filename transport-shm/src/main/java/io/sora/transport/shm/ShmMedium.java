@@ -375,6 +375,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         return futex && peerCan && !VirtualThreads.isVirtual(Thread.currentThread()) ? Segment.SLEEP_FUTEX : Segment.SLEEP_BELL;
     }
 
+    /** Whether the peer's reader announced that it waits (the warm-up's late writer: {@link DataPathWarmup}). */
+    boolean peerReaderAnnounced() {
+        return words.getIntAcquire(peerReaderWaiting) != 0;
+    }
+
     @Override
     public void announceReaderWaiting(boolean waiting) {
         if (waiting) {
