@@ -105,7 +105,7 @@ final class DataPathWarmup {
                     if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
                 }
                 if ((i & 255) == 128) endOfStream(ends, settings, hooks);
-                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got, i >= 256 && i < 1536);
+                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got, i >= 256 && i < 1024, i == 576);
                 if ((i & 511) == 256) {
                     io.sora.transport.WaitProfile.exercise();
                     placements(client, server);
@@ -174,8 +174,8 @@ final class DataPathWarmup {
      * ({@code -XX:+LogCompilation}, 2026-11-28: unstable_if in read, more and copyOut, each a C2
      * recompilation of the read taking 25-60 ms of the warm-up a JVM's first connection waits for).
      */
-    private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got, boolean late)
-            throws IOException {
+    private static void readsOfEveryShape(RingConnection a, RingConnection b, byte[] msg, byte[] got, boolean late,
+                                          boolean lateRoom) throws IOException {
         RingInputStream in = b.inputStream();
         // with this thread's interrupt flag set, its first sleep ends without data and the read sleeps
         // again (a wake-up with nothing to read, which many connections' waits see), then times out
@@ -190,14 +190,26 @@ final class DataPathWarmup {
             Thread.interrupted(); // the read hands the flag back set; the warm-up's own is restored below
             if (interrupted) Thread.currentThread().interrupt();
         }
-        // reads that wait and then find their bytes: written by a second thread while the read spins, and
-        // after it sleeps. The single-threaded rounds never wait, and the echo's waits come after the JIT
-        // compiled read from them: its data-found-after-a-wait branch was a trap, and a cold client's
-        // first waits deoptimised read and recompiled it as its first messages ran (-XX:+LogCompilation,
-        // 2026-11-28: the nio row's client, 2 runs in 4, 130 ms of C2 in the row)
+        // reads that wait and then find their bytes, written by a second thread while the read spins and
+        // after it sleeps, and writes that wait for room the same way. The single-threaded rounds never
+        // wait, and the echo's waits come after the JIT compiled read and write from them: their
+        // found-after-a-wait branches were traps, and a cold JVM's first such waits deoptimised read and
+        // write and recompiled them as its first messages ran (-XX:+LogCompilation, 2026-11-28: the nio
+        // row's client, 2 runs in 4, 130 ms of C2 in the row; Derby's client, its first ring-full write
+        // and its first wait caught before a yield)
         if (late) {
-            lateWrite(a.outputStream(), in, (ShmMedium) a.medium(), got, false);
-            lateWrite(a.outputStream(), in, (ShmMedium) a.medium(), got, true);
+            // the machine crowded and not in turn: a crowded wait sleeps after a few yields, so the waits that
+            // are to sleep do so soon (and the profile has both kinds of wait either way)
+            io.sora.transport.CpuPressure.exercise(true);
+            try {
+                for (boolean afterSleep : new boolean[] {false, true}) {
+                    new LateEnd(a, b, false, afterSleep).run2();
+                    // and (once) a write the ring cannot hold: the writer waits for room (the reader drains it late)
+                    if (lateRoom) new LateEnd(a, b, true, afterSleep).run2();
+                }
+            } finally {
+                io.sora.transport.CpuPressure.exercise(false);
+            }
         }
         a.outputStream().write(msg, 0, LARGE);
         int left = LARGE;
@@ -209,43 +221,86 @@ final class DataPathWarmup {
     }
 
     /**
-     * 64 bytes read by this thread and written by another once the read waits: at once ({@code afterSleep}
-     * false: the read catches them while it spins) or once the reader announced its sleep (at most 5 ms
-     * later). The bytes are checked; a read that waits a second for them fails the warm-up.
+     * One end's call made to wait for a second thread's: a read of {@code a}'s bytes that the second thread
+     * writes late, or ({@code writerWaits}) a write the ring cannot hold that the second thread drains late.
+     * Late means 2 us after both threads run ({@code afterSleep} false: the wait is caught while it spins,
+     * before any yield), or once the waiting end announced its sleep (at most a millisecond later). Bounded:
+     * a late call that failed leaves the waiting one with a timeout (reads) or an ended connection, not a
+     * hang. A plain class, no lambdas: the warm-up's CPU is taken from the application's start.
      */
-    private static void lateWrite(RingOutputStream out, RingInputStream in, ShmMedium writer, byte[] buf,
-                                  boolean afterSleep) throws IOException {
-        byte[] late = new byte[64];
-        java.util.Arrays.fill(late, (byte) 0x5a);
-        IOException[] failed = new IOException[1];
-        Thread t = new Thread(() -> {
-            long until = System.nanoTime() + 5_000_000L;
-            while (afterSleep && !writer.peerReaderAnnounced() && System.nanoTime() < until) {
+    private static final class LateEnd extends Thread {
+        private final RingConnection a;
+        private final RingConnection b;
+        private final boolean writerWaits;
+        private final boolean afterSleep;
+        private final byte[] bytes;
+        private volatile boolean running;
+        private IOException failed;
+
+        LateEnd(RingConnection a, RingConnection b, boolean writerWaits, boolean afterSleep) {
+            super("sora-warmup-late");
+            setDaemon(true);
+            this.a = a;
+            this.b = b;
+            this.writerWaits = writerWaits;
+            this.afterSleep = afterSleep;
+            this.bytes = new byte[writerWaits ? b.medium().receiveCapacity() + 4096 : 64];
+            java.util.Arrays.fill(bytes, (byte) 0x5a);
+        }
+
+        @Override
+        public void run() {
+            running = true;
+            long limit = System.nanoTime() + (afterSleep ? 1_000_000L : 2_000L);
+            ShmMedium writer = (ShmMedium) a.medium();
+            ShmMedium reader = (ShmMedium) b.medium();
+            while (!(afterSleep && (writerWaits ? reader.peerWriterAnnounced() : writer.peerReaderAnnounced()))
+                    && System.nanoTime() - limit < 0) {
                 Thread.onSpinWait();
             }
             try {
-                out.write(late, 0, late.length);
+                if (writerWaits) {
+                    readBounded(b.inputStream(), new byte[bytes.length], bytes);
+                } else {
+                    a.outputStream().write(bytes, 0, bytes.length);
+                }
             } catch (IOException e) {
-                failed[0] = e;
+                failed = e;
             }
-        }, "sora-warmup-late-writer");
-        t.setDaemon(true);
-        t.start();
-        // bounded: a writer that failed leaves this read with a timeout (the warm-up then ends), not a hang
-        for (int got = 0; got < late.length; ) {
-            int r = in.read(buf, got, late.length - got, 1_000_000_000L);
+        }
+
+        /** Starts the late thread, makes this thread's call, and waits for the late one's end. */
+        void run2() throws IOException {
+            start();
+            long deadline = System.nanoTime() + 1_000_000_000L;
+            while (!running) {
+                if (System.nanoTime() - deadline > 0) throw new IOException("warm-up thread did not start");
+                Thread.yield();
+            }
+            if (writerWaits) {
+                a.outputStream().write(bytes, 0, bytes.length);
+            } else {
+                readBounded(b.inputStream(), new byte[bytes.length], bytes);
+            }
+            try {
+                join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("warm-up interrupted");
+            }
+            if (failed != null) throw failed;
+        }
+    }
+
+    /** {@code expect.length} bytes into {@code buf}, each wait for them bounded by a second, checked. */
+    private static void readBounded(RingInputStream in, byte[] buf, byte[] expect) throws IOException {
+        int n = expect.length;
+        for (int got = 0; got < n; ) {
+            int r = in.read(buf, got, n - got, 1_000_000_000L);
             if (r < 0) throw new IOException("warm-up connection ended");
             got += r;
         }
-        try {
-            t.join(1000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (failed[0] != null) throw failed[0];
-        for (int i = 0; i < late.length; i++) {
-            if (buf[i] != late[i]) throw new IOException("warm-up late bytes differ");
-        }
+        if (!java.util.Arrays.equals(buf, 0, n, expect, 0, n)) throw new IOException("warm-up late bytes differ");
     }
 
     /** The pieces {@link #readsOfEveryShape} reads a long write back in. */

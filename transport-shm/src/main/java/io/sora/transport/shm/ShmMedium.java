@@ -380,6 +380,11 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         return words.getIntAcquire(peerReaderWaiting) != 0;
     }
 
+    /** Whether the peer's writer announced that it waits for room (the warm-up's late reader). */
+    boolean peerWriterAnnounced() {
+        return words.getIntAcquire(peerWriterWaiting) != 0;
+    }
+
     @Override
     public void announceReaderWaiting(boolean waiting) {
         if (waiting) {
