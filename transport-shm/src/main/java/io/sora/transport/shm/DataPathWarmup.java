@@ -225,8 +225,9 @@ final class DataPathWarmup {
      * writes late, or ({@code writerWaits}) a write the ring cannot hold that the second thread drains late.
      * Late means 2 us after both threads run ({@code afterSleep} false: the wait is caught while it spins,
      * before any yield), or once the waiting end announced its sleep (at most a millisecond later). Bounded:
-     * a late call that failed leaves the waiting one with a timeout (reads) or an ended connection, not a
-     * hang. A plain class, no lambdas: the warm-up's CPU is taken from the application's start.
+     * reads wait at most a second for their bytes, and a late call that failed closes the connection's
+     * reading end, so the waiting call ends with an error, not a hang (the warm-up then ends). A plain class,
+     * no lambdas: the warm-up's CPU is taken from the application's start.
      */
     private static final class LateEnd extends Thread {
         private static final boolean ONE_CPU = Runtime.getRuntime().availableProcessors() == 1;
@@ -267,8 +268,9 @@ final class DataPathWarmup {
                 } else {
                     a.outputStream().write(bytes, 0, bytes.length);
                 }
-            } catch (IOException e) {
-                failed = e;
+            } catch (IOException | RuntimeException e) {
+                failed = e instanceof IOException io ? io : new IOException(e);
+                closeQuietly(b); // the waiting call ends with an error (a write waiting for room too), not a hang
             }
         }
 
