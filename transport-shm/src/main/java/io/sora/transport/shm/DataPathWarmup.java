@@ -259,7 +259,7 @@ final class DataPathWarmup {
             while (!(afterSleep && (writerWaits ? reader.peerWriterAnnounced() : writer.peerReaderAnnounced()))
                     && System.nanoTime() - limit < 0) {
                 // on one CPU, waiting for the other to go to sleep: yield, so that it gets there at once (a spin
-                // there held the sleeper off for the whole limit: the warm-up 15 ms longer, -Dsora.startup.timing)
+                // there held the sleeper off for the whole limit: the warm-up 14 ms longer, -Dsora.startup.timing)
                 if (afterSleep && ONE_CPU) Thread.yield(); else Thread.onSpinWait();
             }
             try {
