@@ -377,12 +377,16 @@ public final class RingInputStream extends InputStream {
     public void shutdown() {
         if (inputShutdown) return;
         inputShutdown = true;
-        medium.publishFlags(RingMedium.INPUT_SHUTDOWN);
         wake();
         // A blocked reader saw the flag and left, so the lock is free within a wake-up.
         lock.lock();
         try {
+            // published under the lock, and only while this end is open: once closed, the medium may hand
+            // the rings to the next connection (ShmMedium's kept segments) as soon as no read holds the
+            // lock, and a flag published after that would tell that connection's writer to discard its
+            // bytes (as RingOutputStream.shutdown does for OUTPUT_SHUTDOWN)
             if (closed) return;
+            medium.publishFlags(RingMedium.INPUT_SHUTDOWN);
             long p = medium.producedByPeer();
             releaseConsumed(p);
             publishCredits(p);

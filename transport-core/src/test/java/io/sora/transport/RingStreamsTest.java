@@ -184,6 +184,18 @@ class RingStreamsTest {
     }
 
     @Test
+    void shutdownInputAfterTheStreamClosedPublishesNothing() throws IOException {
+        // a shutdownInput that passed the connection's closed check just before a close on another thread:
+        // the closed end's medium may already serve the next connection, which must not get the flag
+        open(64, 64, 10);
+        b.inputStream().closeLocal();
+        b.inputStream().shutdown();
+        assertEquals(0, media[0].peerFlags() & RingMedium.INPUT_SHUTDOWN);
+        a.outputStream().write(new byte[] {7});
+        assertEquals(0, media[0].peerFlags() & RingMedium.INPUT_SHUTDOWN);
+    }
+
+    @Test
     void closeWakesBlockedReaderAndPeerDrainsThenEof() throws Exception {
         open(64, 64, 10);
         Future<Integer> blocked = CompletableFuture.supplyAsync(() -> {
