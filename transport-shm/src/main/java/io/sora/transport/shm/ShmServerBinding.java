@@ -69,10 +69,18 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     /** Connections paired on a kept segment (tests, diagnostics). */
     private final java.util.concurrent.atomic.AtomicLong keptPairings = new java.util.concurrent.atomic.AtomicLong();
 
-    /** A kept channel's segment; {@code announced} (guarded by the listener's lock): the client's next connection was seen. */
+    /**
+     * A kept channel's segment. {@code announced}: the client's next connection was seen and counted in
+     * the table; {@code gone}: the channel ended ({@link #forget}). Both guarded by this object's monitor,
+     * since the catch-up (under the listener's lock) and the doorbell thread's {@link #forget} (without
+     * it) race: a catch-up that counted the announcement after {@code forget} had looked left a closed
+     * channel counted as announced for good, and every accept with no request then waited out the
+     * pairing wait (found in review, 2026-11-28).
+     */
     private static final class KeptEnd {
         final Segment segment;
         boolean announced;
+        boolean gone;
 
         KeptEnd(Segment segment) {
             this.segment = segment;
@@ -104,7 +112,13 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     /** A kept channel ended: its segment goes, and an announcement made on it is withdrawn. */
     private void forget(SocketChannel channel) {
         KeptEnd e = kept == null ? null : kept.remove(channel);
-        if (e != null && e.announced) table.withdrawn(channel);
+        if (e == null) return;
+        boolean counted;
+        synchronized (e) {
+            e.gone = true;
+            counted = e.announced; // counted in the table already (inside the monitor): withdrawn below
+        }
+        if (counted) table.withdrawn(channel);
     }
 
     /**
@@ -114,6 +128,12 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
      * one that wrote its key has its request decided here, on this thread ({@link NextPairing}), by
      * whichever thread takes the channel out of the kept ones first.
      */
+    private static boolean announced(KeptEnd e) {
+        synchronized (e) {
+            return e.announced;
+        }
+    }
+
     private void catchUpKept(boolean accepting) {
         if (kept == null || kept.isEmpty()) return;
         for (java.util.Map.Entry<SocketChannel, KeptEnd> en : kept.entrySet()) {
@@ -121,13 +141,17 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             KeptEnd e = en.getValue();
             int st = NextPairing.state(e.segment);
             if (st == 0) continue;
-            if ((st == NextPairing.ANNOUNCED || st == NextPairing.KEYED) && !e.announced) {
-                e.announced = true;
-                table.announced(ch);
+            if (st == NextPairing.ANNOUNCED || st == NextPairing.KEYED) {
+                synchronized (e) {
+                    if (!e.announced && !e.gone) {
+                        e.announced = true;
+                        table.announced(ch); // inside: a forget that sees the flag finds the entry
+                    }
+                }
             }
             if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && kept.remove(ch, e)) {
                 requestKept(ch, e, accepting);
-            } else if (st == NextPairing.WITHDRAWN && e.announced) {
+            } else if (st == NextPairing.WITHDRAWN && announced(e)) {
                 table.withdrawn(ch); // its connect failed, or its wait ran out
             }
         }
