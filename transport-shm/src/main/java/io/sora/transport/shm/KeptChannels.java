@@ -38,8 +38,20 @@ final class KeptChannels {
 
     private final Map<Path, ArrayDeque<Kept>> byListener = new HashMap<>();
 
-    /** Keeps {@code k} for the listener at {@code socket}; false (not taken) when that listener has enough. */
+    /**
+     * Set by {@link #closeAll} (the transport's detach): nothing is kept after it, or a connection that
+     * closes after a detach would leave its channel in the doorbell loop's watch, which then never ends
+     * (with the detached agent's class loader, a descriptor and a segment at each end; found in review,
+     * 2026-11-28).
+     */
+    private boolean closed;
+
+    /**
+     * Keeps {@code k} for the listener at {@code socket}; false (not taken) when that listener has enough,
+     * or after {@link #closeAll}.
+     */
     synchronized boolean give(Path socket, Kept k) {
+        if (closed) return false;
         ArrayDeque<Kept> q = byListener.computeIfAbsent(socket, p -> new ArrayDeque<>());
         if (q.size() >= PER_LISTENER) return false;
         q.addFirst(k); // the most recently used first: its pages are the likeliest still in the caches
@@ -86,10 +98,11 @@ final class KeptChannels {
         return q == null ? 0 : q.size();
     }
 
-    /** Closes every kept channel (the listeners drop their halves at the end of file). */
+    /** Closes every kept channel (the listeners drop their halves at the end of file), and keeps none from now on. */
     void closeAll() {
         java.util.List<Kept> all = new java.util.ArrayList<>();
         synchronized (this) {
+            closed = true;
             for (ArrayDeque<Kept> q : byListener.values()) all.addAll(q);
             byListener.clear();
         }
