@@ -316,7 +316,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     @Override
     public Pairing.State awaitCommit(Pairing<ShmLink> pairing, long nanos) throws InterruptedException {
         ShmLink link = pairing.link();
-        if (!link.direct()) return pairing.await(nanos);
+        // a kept segment's pairing is committed by the thread that decides it (offerKept): no COMMIT comes
+        // on the channel, so a poll of it would only sleep its slice (10 ms) when another thread claims
+        // the pairing before that one is done; the commit wakes this wait (found in review, 2026-11-28)
+        if (!link.direct() || link.kept != null) return pairing.await(nanos);
         if (VirtualThreads.isVirtual(Thread.currentThread())) {
             link.watchByDoorbell();
             return pairing.await(nanos);
