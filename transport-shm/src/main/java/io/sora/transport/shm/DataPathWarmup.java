@@ -50,6 +50,10 @@ final class DataPathWarmup {
             RingConnection b = ab[1];
             ShmMedium client = (ShmMedium) a.medium();
             ShmMedium server = (ShmMedium) b.medium();
+            // the parts on a second thread need futexes: this connection has no channel, so without them
+            // (sora.futex.disabled, no libsora) a sleeper's doorbell reaches nobody and the warm-up parked
+            // for good, its CPU-pressure exercise left on (found in review, 2026-11-28)
+            boolean threads = client.futexMode() && server.futexMode();
             byte[] msg = new byte[LARGE];
             byte[] got = new byte[LARGE];
             Buffers buffers = new Buffers();
@@ -105,7 +109,7 @@ final class DataPathWarmup {
                     if (a.inputStream().read() != (i & 0xff)) throw new IOException("warm-up byte lost");
                 }
                 if ((i & 255) == 128) endOfStream(ends, settings, hooks);
-                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got, i >= 256 && i < 1024, i == 576);
+                if ((i & 255) == 64) readsOfEveryShape(a, b, msg, got, threads && i >= 256 && i < 1024, threads && i == 576);
                 if ((i & 511) == 256) {
                     io.sora.transport.WaitProfile.exercise();
                     placements(client, server);
@@ -122,11 +126,13 @@ final class DataPathWarmup {
                     a.inputStream().available();
                 }
             }
-            io.sora.transport.CpuPressure.exercise(true);
-            try {
-                pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels, client, server);
-            } finally {
-                io.sora.transport.CpuPressure.exercise(false);
+            if (threads) {
+                io.sora.transport.CpuPressure.exercise(true);
+                try {
+                    pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels, client, server);
+                } finally {
+                    io.sora.transport.CpuPressure.exercise(false);
+                }
             }
             a.close();
             b.close();

@@ -37,4 +37,15 @@ class DataPathWarmupTest {
             }
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void withoutFutexesItEnds() throws Exception {
+        // doorbell mode (sora.futex.disabled, or no libsora): the warm-up's connection has no channel, so
+        // its threaded parts, whose sleepers only a doorbell would wake, are skipped; they parked for good
+        ShmTransport shm = new ShmTransport(new ShmSettings(tmp, 200, false), Tracer.OFF);
+        assertTrue(shm.availability().isAvailable(), "shm available in " + tmp);
+        Boolean ok = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
+                () -> shm.warmDataPath(600, new TestHooks(), false));
+        assertTrue(ok, "the warm-up failed");
+    }
 }
