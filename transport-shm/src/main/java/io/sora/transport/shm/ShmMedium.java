@@ -135,16 +135,16 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         }
     }
 
-    /**
-     * @param server         which end this is
-     * @param commitListener server only: waits for COMMIT first; null on the client
-     * @param useFutex       false: sleep with doorbells even where futexes are available (tests)
-     */
     /** Whether this medium's sleepers wait in a futex (woken without the channel); false: doorbells. */
     boolean futexMode() {
         return futex;
     }
 
+    /**
+     * @param server         which end this is
+     * @param commitListener server only: waits for COMMIT first; null on the client
+     * @param useFutex       false: sleep with doorbells even where futexes are available (tests)
+     */
     ShmMedium(long id, Segment segment, boolean server, SocketChannel channel, Tracer tracer,
               CommitListener commitListener, boolean useFutex) {
         this.id = id;

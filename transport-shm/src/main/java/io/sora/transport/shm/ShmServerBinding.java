@@ -85,6 +85,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         KeptEnd(Segment segment) {
             this.segment = segment;
         }
+
+        synchronized boolean counted() {
+            return announced;
+        }
     }
 
     private final ShmMedium.Keeper keeper = new ShmMedium.Keeper() {
@@ -128,12 +132,6 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
      * one that wrote its key has its request decided here, on this thread ({@link NextPairing}), by
      * whichever thread takes the channel out of the kept ones first.
      */
-    private static boolean announced(KeptEnd e) {
-        synchronized (e) {
-            return e.announced;
-        }
-    }
-
     private void catchUpKept(boolean accepting) {
         if (kept == null || kept.isEmpty()) return;
         for (java.util.Map.Entry<SocketChannel, KeptEnd> en : kept.entrySet()) {
@@ -151,7 +149,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             }
             if ((st == NextPairing.KEYED || st == NextPairing.KEYED_LATE) && kept.remove(ch, e)) {
                 requestKept(ch, e, accepting);
-            } else if (st == NextPairing.WITHDRAWN && announced(e)) {
+            } else if (st == NextPairing.WITHDRAWN && e.counted()) {
                 table.withdrawn(ch); // its connect failed, or its wait ran out
             }
         }

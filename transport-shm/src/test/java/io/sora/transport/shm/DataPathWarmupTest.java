@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sora.trace.Tracer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,14 +41,13 @@ class DataPathWarmupTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // it parked for good
     void withoutFutexesItEnds() throws Exception {
         // doorbell mode (sora.futex.disabled, or no libsora): the warm-up's connection has no channel, so
         // its threaded parts, whose sleepers only a doorbell would wake, are skipped; they parked for good
         ShmTransport shm = new ShmTransport(new ShmSettings(tmp, 200, false), Tracer.OFF);
         assertTrue(shm.availability().isAvailable(), "shm available in " + tmp);
-        Boolean ok = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
-                () -> shm.warmDataPath(600, new TestHooks(), false));
-        assertTrue(ok, "the warm-up failed");
+        assertTrue(shm.warmDataPath(600, new TestHooks(), false), "the warm-up failed");
     }
 }
