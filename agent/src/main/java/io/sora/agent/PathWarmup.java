@@ -162,10 +162,43 @@ final class PathWarmup {
      * soon after, its pairing failing), and one not begun yet never begins.
      */
     static void abort() {
+        aborted = true;
         pending = null;
+        ShmTransport t = warming;
+        if (t != null) t.abortWarmUp(); // the data path's threads leave their waits at once
         ServerBinding b = running;
         if (b != null) {
             b.close();
+        }
+        closeRunningEnds();
+    }
+
+    /**
+     * Set by {@link #abort}: the warm-up's next stage does not begin. A stage cut short leaves no thread of
+     * it asleep in native code (in the futex, or in a ring's wait): HotSpot's exit waits up to 300 ms for
+     * such a thread, and a program exiting while the warm-up ran took that much longer (2026-11-28).
+     */
+    private static volatile boolean aborted;
+    /** The warm-up's transport while it runs: {@link #abort} stops its data path warm-up. */
+    private static volatile ShmTransport warming;
+    /** The paired ends of the channel warm-up while it runs: {@link #abort} closes them, waking its echo thread. */
+    private static volatile FastConnection[] runningEnds;
+
+    /** Sets the ends {@link #abort} closes; closes them at once if the abort came first. */
+    private static void runningEnds(FastConnection[] ends) {
+        runningEnds = ends;
+        if (aborted) closeRunningEnds();
+    }
+
+    private static void closeRunningEnds() {
+        FastConnection[] ends = runningEnds;
+        if (ends == null) return;
+        for (FastConnection c : ends) {
+            try {
+                c.close();
+            } catch (IOException | RuntimeException e) {
+                // the warm-up's own connection: nothing to save
+            }
         }
     }
 
@@ -225,15 +258,24 @@ final class PathWarmup {
         if (disabled) DATA_PATH_DONE.countDown();
         Thread t = new Thread(() -> {
             try {
-                first.run();
-            } catch (RuntimeException e) {
-                // the first connection that needs a fast path probes it again, and reports
+                try {
+                    first.run();
+                } catch (RuntimeException | LinkageError e) {
+                    // the first connection that needs a fast path probes it again, and reports
+                }
+                if (!disabled) run();
+            } finally {
+                DATA_PATH_DONE.countDown(); // whatever ended the thread: no pairing waits for it
             }
-            if (!disabled) run();
         }, "sora-warmup");
         t.setDaemon(true);
         t.setPriority(Thread.MIN_PRIORITY);
-        t.start();
+        try {
+            t.start();
+        } catch (OutOfMemoryError e) {
+            // no thread could be made: no warm-up, and no pairing waits for one
+            DATA_PATH_DONE.countDown();
+        }
     }
 
     private static void run() {
@@ -244,6 +286,8 @@ final class PathWarmup {
             // keeps no channel: its listener closes at the end, and a kept channel would outlive it
             ShmTransport shm = new ShmTransport(new ShmSettings(fromProperties.directory(),
                     fromProperties.spinIterations(), fromProperties.futex(), false), Tracer.OFF);
+            warming = shm;
+            if (aborted) shm.abortWarmUp(); // the abort may have looked before the transport was there
             if (!shm.availability().isAvailable()) return;
             // the data path: its var handles linked and its methods compiled before the application's
             // first messages (cold, the first round trips took ~2.6 ms each here), with the
@@ -251,10 +295,13 @@ final class PathWarmup {
             boolean channelJvm = channelsInUse;
             shm.warmDataPath(DATA_PATH_ROUNDS, PairedSocket.hooks(new Socket()), channelJvm);
             long t1 = System.nanoTime();
+            if (aborted) return;
             shm.removeLeftovers();
+            if (aborted) return;
             pairOnce(shm);
             long tc = System.nanoTime();
             Channels ch = channels;
+            if (aborted) return;
             String channelWarmup = channelsInUse && ch != null && CHANNEL_ROUNDS > 0 ? warmChannels(shm, ch) : "not used";
             long t2 = System.nanoTime();
             // then, in a JVM of channels, let the compilations all this queued finish: a JIT compiling
@@ -273,9 +320,10 @@ final class PathWarmup {
                         + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (!channelJvm ? "not waited for in a JVM of streams"
                         : quiet ? "it went quiet" : "still busy") + ")");
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             // a warm-up only
         } finally {
+            warming = null;
             DATA_PATH_DONE.countDown();
             BridgeDelegate.INTERNAL.remove();
         }
@@ -313,11 +361,13 @@ final class PathWarmup {
                     ends[1].close();
                     return "not paired";
                 }
+                runningEnds(ends);
                 try {
                     if (!registry.warmUpPair(client, a) || !registry.warmUpPair(accepted, b)) return "channels not served";
                     int made = selectorRoundTrips(accepted, client, a, b, plainAccepted, plainClient, CHANNEL_ROUNDS);
                     return made + " round trips" + (made < CHANNEL_ROUNDS ? ", stopped: the application began pairing" : "");
                 } finally {
+                    runningEnds = null;
                     registry.warmUpUnpair(client);
                     registry.warmUpUnpair(accepted);
                     a.close();
@@ -469,9 +519,12 @@ final class PathWarmup {
                 accepted.setSoTimeout(5000);
                 FastConnection[] ends = pair(shm, binding, options, client, accepted);
                 if (ends != null) {
+                    runningEnds(ends);
                     try (FastConnection a = ends[0]; FastConnection b = ends[1]) {
                         exchange(a.outputStream(), b.inputStream());
                         exchange(b.outputStream(), a.inputStream());
+                    } finally {
+                        runningEnds = null;
                     }
                 }
             }

@@ -28,6 +28,34 @@ final class DataPathWarmup {
     private DataPathWarmup() {
     }
 
+    /** The ends of the warm-up connection while a warm-up runs ({@link #abort} closes them); else null. */
+    private static volatile RingConnection[] running;
+    /** Set by {@link #abort}: a warm-up running then, or begun later in this class loader, stops. */
+    private static volatile boolean aborted;
+
+    /**
+     * Stops the warm-up (the JVM exits, or the agent detaches): its connection's ends are closed, so that
+     * every read and write of it, on any of its threads, ends at once with an error, a sleeping one woken.
+     * A thread of it left asleep in the futex would hold the JVM's exit: HotSpot waits up to 300 ms for a
+     * thread in native code (a program exiting while its warm-up ran took that much longer, 2026-11-28).
+     */
+    static void abort() {
+        aborted = true;
+        abortRunning();
+    }
+
+    /** Tests: a warm-up may run again after {@link #abort} (in the agent, an abort is for good). */
+    static void allowAgain() {
+        aborted = false;
+    }
+
+    private static void abortRunning() {
+        RingConnection[] ends = running;
+        if (ends != null) {
+            for (RingConnection c : ends) c.close();
+        }
+    }
+
     /**
      * Pumps {@code rounds} round trips through an in-process shm connection; false if that failed.
      *
@@ -39,15 +67,24 @@ final class DataPathWarmup {
      *              writes alternate between arrays and buffers
      */
     static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, SocketHooks hooks, boolean channels) {
+        return run(directory, settings, rounds, Math.max(1, rounds / 8), hooks, channels);
+    }
+
+    /** As above, with {@code echoRounds} round trips on two threads at the end (tests: a long threaded part). */
+    static boolean run(ShmDirectory directory, ShmSettings settings, int rounds, int echoRounds, SocketHooks hooks,
+                       boolean channels) {
         java.util.Objects.requireNonNull(hooks, "hooks");
         try {
             directory.ensure();
             byte[] secret = ShmDirectory.randomBytes(Segment.SECRET_SIZE);
             Segment seg = unlinkedSegment(directory, 1 << 16, secret);
             Segment ends = unlinkedSegment(directory, 1 << 12, secret);
+            if (aborted) return false;
             RingConnection[] ab = connect(seg, settings, hooks);
             RingConnection a = ab[0];
             RingConnection b = ab[1];
+            running = ab;
+            if (aborted) abortRunning(); // it may have looked before this connection was there to close
             ShmMedium client = (ShmMedium) a.medium();
             ShmMedium server = (ShmMedium) b.medium();
             // the parts on a second thread need futexes: this connection has no channel, so without them
@@ -59,6 +96,7 @@ final class DataPathWarmup {
             Buffers buffers = new Buffers();
             int[] sizes = {64, 512, 4096, 1};
             for (int i = 0; i < rounds; i++) {
+                if (aborted) return false;
                 int n = sizes[i & 3];
                 // now and then each side "waits" across the round trip, so that the publishes take their
                 // wake-up branch here: a branch the profile never saw is compiled as a trap, and the
@@ -129,16 +167,22 @@ final class DataPathWarmup {
             if (threads) {
                 io.sora.transport.CpuPressure.exercise(true);
                 try {
-                    pingPong(a, b, msg, got, Math.max(1, rounds / 8), channels, client, server);
+                    pingPong(a, b, msg, got, echoRounds, channels, client, server);
                 } finally {
                     io.sora.transport.CpuPressure.exercise(false);
                 }
             }
             a.close();
             b.close();
-            return true;
+            return !aborted;
         } catch (IOException | RuntimeException e) {
             return false;
+        } finally {
+            RingConnection[] ends = running;
+            running = null;
+            if (ends != null) {
+                for (RingConnection c : ends) c.close(); // a failure left them open
+            }
         }
     }
 
@@ -402,7 +446,7 @@ final class DataPathWarmup {
                         b.outputStream().write(direct, true);
                     }
                 }
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 closeQuietly(b); // the other side's read ends with EOF, not a hang
             }
         }, "sora-warmup-echo");

@@ -169,6 +169,14 @@ public final class ShmTransport implements Transport {
         return DataPathWarmup.run(dir, settings, rounds, hooks, channels);
     }
 
+    /**
+     * Stops a {@link #warmDataPath} running now or begun later (the JVM exits or the agent detaches): its
+     * threads leave their reads and writes at once, none left asleep in native code.
+     */
+    public void abortWarmUp() {
+        DataPathWarmup.abort();
+    }
+
     /** Ends the JVM-wide doorbell thread (see {@link Transport#jvmExiting}). */
     @Override
     public void jvmExiting() {

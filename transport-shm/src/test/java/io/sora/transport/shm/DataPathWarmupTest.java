@@ -41,6 +41,46 @@ class DataPathWarmupTest {
         }
     }
 
+    /**
+     * An abort (the JVM exiting, the agent detaching) while the echo thread runs ends both threads at once:
+     * left asleep in the futex, a warm-up thread held the JVM's exit 300 ms (HotSpot waits for threads in
+     * native code). The echo part here is long (ten million round trips: minutes), so only the abort ends it.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void anAbortEndsTheThreadedPartAtOnce() throws Exception {
+        ShmTransport shm = new ShmTransport(new ShmSettings(tmp, 200), Tracer.OFF);
+        assertTrue(shm.availability().isAvailable(), "shm available in " + tmp);
+        ShmDirectory dir = new ShmDirectory(tmp);
+        java.util.concurrent.atomic.AtomicReference<Boolean> result = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread runner = new Thread(() -> result.set(DataPathWarmup.run(dir, new ShmSettings(tmp, 200), 8, 10_000_000,
+                new TestHooks(), false)), "warm-up-runner");
+        runner.setDaemon(true);
+        try {
+            runner.start();
+            Thread echo = awaitThread("sora-warmup-echo", runner);
+            shm.abortWarmUp();
+            runner.join(10_000);
+            echo.join(10_000);
+            assertTrue(!runner.isAlive() && !echo.isAlive(), "the warm-up's threads still run after the abort");
+            assertEquals(Boolean.FALSE, result.get(), "an aborted warm-up reports that it did not finish");
+            assertTrue(!shm.warmDataPath(8, new TestHooks(), false), "a warm-up begun after the abort does not run");
+        } finally {
+            DataPathWarmup.allowAgain();
+        }
+    }
+
+    /** The live thread named {@code name}, once there (bounded by the test's timeout; fails if {@code runner} ends first). */
+    private static Thread awaitThread(String name, Thread runner) throws InterruptedException {
+        while (true) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals(name) && t.isAlive()) return t;
+            }
+            if (!runner.isAlive()) throw new AssertionError("the warm-up ended before its echo thread started");
+            Thread.sleep(1); // polling for the thread to exist, not waiting in its stead
+        }
+    }
+
     @Test
     @Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // it parked for good
     void withoutFutexesItEnds() throws Exception {
