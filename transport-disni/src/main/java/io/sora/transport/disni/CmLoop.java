@@ -82,7 +82,14 @@ final class CmLoop {
         this(name, tracer, requests, timeoutMillis, channel, new EventSource() {
             @Override
             public RdmaCmEvent next(int timeout) throws IOException {
-                return channel.getCmEvent(timeout);
+                try {
+                    return channel.getCmEvent(timeout);
+                } catch (RuntimeException e) {
+                    // DiSNI's own failure on one event (a CONNECT_REQUEST for a listen id released by another
+                    // thread as it came: DiSNI dereferences the id it no longer has): counted as an error, as an
+                    // empty return is, so that only a persistent one ends the loop and fails its connections
+                    return null;
+                }
             }
 
             @Override
@@ -171,12 +178,14 @@ final class CmLoop {
 
     /** Forgets {@code id} and destroys it (its events stop; the kernel rejects a pending request). */
     void release(RdmaCmId id) {
-        handlers.remove(id);
+        // destroyed before its handler goes: the loop ends (and frees the event channel) once no handler is
+        // left, and an id destroyed after its channel was freed read freed memory (found in review, 2026-11-28)
         try {
             id.destroyId();
         } catch (IOException | RuntimeException e) {
             // already gone with its channel
         }
+        handlers.remove(id);
         if (idMap != null) {
             synchronized (idMap) {
                 idMap.values().remove(id);
@@ -232,6 +241,12 @@ final class CmLoop {
             }
         } catch (IOException | RuntimeException e) {
             fail("CM event loop failed: " + e);
+        } catch (Error e) {
+            // (a thread that could not be made for a connection, say): the loop is marked failed, so that the
+            // client's next connect makes a new one and every handler hears of it, instead of a dead loop
+            // that no failure names (found in review, 2026-11-28)
+            fail("CM event loop failed: " + e);
+            throw e;
         } finally {
             Runnable t;
             while ((t = tasks.poll()) != null) t.run();
@@ -271,7 +286,10 @@ final class CmLoop {
         int code = event.getEvent();
         RdmaCmEvent.EventType type = code >= 0 && code < types.length ? types[code] : null;
         boolean request = type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST;
-        Handler h = request ? requests : handlers.get(event.getConnIdPriv());
+        // an event of an id released meanwhile (by another thread, after the native library acknowledged
+        // the event) names no id: DiSNI finds none in its map; a lookup of null threw and ended the loop
+        Object id = event.getConnIdPriv();
+        Handler h = request ? requests : id == null ? null : handlers.get(id);
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.CM_EVENT, h == null ? 0 : h.conn(), "rdma", null,
                     type == null ? "event " + code : type.name());

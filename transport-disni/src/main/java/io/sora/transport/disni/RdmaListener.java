@@ -28,14 +28,17 @@ final class RdmaListener {
         this.binding = binding;
         this.tracer = tracer;
         this.loop = new CmLoop("sora-rdma-listen-" + port, tracer, this::onRequest, 500);
+        RdmaCmId id = null;
         try {
-            listenId = loop.createId();
-            listenId.bindAddr(listenAddress);
-            listenId.listen(128);
+            id = loop.createId();
+            id.bindAddr(listenAddress);
+            id.listen(128);
         } catch (IOException | RuntimeException e) {
+            if (id != null) loop.release(id); // before its channel goes with the loop (it leaked, found in review)
             loop.closeWhenIdle();
             throw new IOException("cannot listen for RDMA connections on " + listenAddress + ": " + e.getMessage(), e);
         }
+        listenId = id;
     }
 
     private void onRequest(EventType type, RdmaCmEvent event) {

@@ -64,6 +64,69 @@ class CmLoopTest {
         assertTrue(source.closed.getCount() == 0, "the event channel was released");
     }
 
+    /**
+     * An event whose CM id was released by another thread after the native library acknowledged it names
+     * no id (DiSNI finds none in its map): the loop ignores it and goes on. A lookup of the null id threw,
+     * and the loop ended, failing every connection it served (found in review, 2026-11-28).
+     */
+    @Test
+    void anEventOfAReleasedIdIsIgnored() throws Exception {
+        CountDownLatch served = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        CmLoop.EventSource source = new CmLoop.EventSource() {
+            @Override
+            public RdmaCmEvent next(int timeoutMillis) throws java.io.IOException {
+                int n = calls.incrementAndGet();
+                if (n == 1) return new RdmaCmEvent(RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED.ordinal(), null, null);
+                served.countDown(); // asked again: the loop lived on
+                java.util.concurrent.locks.LockSupport.parkNanos(timeoutMillis * 1_000_000L); // a wait that times out
+                return null;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        CmLoop loop = new CmLoop("test-cm", Tracer.OFF, null, 50, null, source);
+        RecordingHandler connection = new RecordingHandler();
+        loop.register(new Object(), connection);
+        assertTrue(served.await(BOUND_SECONDS, TimeUnit.SECONDS), "the loop asked for the next event");
+        loop.closeWhenIdle();
+        assertEquals(null, loop.failure(), "the loop did not fail");
+        assertEquals(1, connection.failed.getCount(), "no handler was told of a failure: " + connection.reason.get());
+    }
+
+    /**
+     * An {@code Error} on the loop thread (a thread that could not be made for a connection, say) marks the
+     * loop failed and tells its handlers: the thread died with no failure named, and the client kept handing
+     * out the dead loop, so every later connect fell back until a detach (found in review, 2026-11-28).
+     */
+    @Test
+    void anErrorOnTheLoopThreadFailsTheLoop() throws Exception {
+        CmLoop.EventSource source = new CmLoop.EventSource() {
+            @Override
+            public RdmaCmEvent next(int timeoutMillis) {
+                throw new OutOfMemoryError("test: unable to create native thread");
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> { }); // the rethrown Error, expected
+        try {
+            CmLoop loop = new CmLoop("test-cm", Tracer.OFF, null, 50, null, source);
+            RecordingHandler connection = new RecordingHandler();
+            loop.register(new Object(), connection);
+            assertTrue(loop.awaitEnd(TimeUnit.SECONDS.toMillis(BOUND_SECONDS)), "the loop ended");
+            assertTrue(loop.failure() != null && loop.failure().contains("unable to create native thread"), "failure: " + loop.failure());
+            assertTrue(connection.failed.await(BOUND_SECONDS, TimeUnit.SECONDS), "the registered handler was told");
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(before);
+        }
+    }
+
     /** Records the loop's failure. */
     private static final class RecordingHandler implements CmLoop.Handler {
         final AtomicReference<String> reason = new AtomicReference<>();
