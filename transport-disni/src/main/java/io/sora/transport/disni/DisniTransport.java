@@ -71,6 +71,11 @@ public final class DisniTransport implements Transport {
         this.client = new RdmaClient(tracer, spinIterations, null);
     }
 
+    /** Tests: a transport taken as available on {@code device}, without probing (what needs a device fails later). */
+    static DisniTransport availableForTests(RdmaProbe.Device device) {
+        return new DisniTransport(Tracer.OFF, Availability.available(), device, 0);
+    }
+
     /**
      * Probes once (kill switch, device, memlock limit, native library, event channel, device context)
      * and returns the transport; never throws. An unavailable result is traced as
@@ -140,6 +145,11 @@ public final class DisniTransport implements Transport {
         Objects.requireNonNull(bound, "bound");
         Objects.requireNonNull(policy, "policy");
         if (!availability.isAvailable()) throw new IOException("rdma unavailable: " + cause());
+        if (!bound.getAddress().isAnyLocalAddress() && !(bound.getAddress() instanceof java.net.Inet4Address)) {
+            // DiSNI makes an IPv4 socket address of any address (its first four bytes): a server bound to
+            // ::1 listened for RDMA on 0.0.0.0, on every device (found in review, 2026-11-28)
+            throw new IOException(ipv4Only(bound.getAddress()));
+        }
         InetAddress a = bound.getAddress().isAnyLocalAddress() ? device.address() : bound.getAddress();
         RdmaServerBinding b = RdmaServerBinding.listen(bound, new InetSocketAddress(a, bound.getPort()), policy, tracer,
                 spinIterations, minWaitNanos);
@@ -152,6 +162,10 @@ public final class DisniTransport implements Transport {
     @Override
     public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
         if (!availability.isAvailable()) return new PairingResult.Fallback("rdma unavailable: " + cause());
+        Objects.requireNonNull(key, "key");
+        // DiSNI would connect to the IPv4 address made of an IPv6 one's first four bytes (another host)
+        if (!(key.server().getAddress() instanceof java.net.Inet4Address)) return new PairingResult.Fallback(ipv4Only(key.server().getAddress()));
+        if (!(key.client().getAddress() instanceof java.net.Inet4Address)) return new PairingResult.Fallback(ipv4Only(key.client().getAddress()));
         try {
             Objects.requireNonNull(options, "options");
             if (options.fallbackWait().toNanos() < minWaitNanos) {
@@ -162,6 +176,12 @@ public final class DisniTransport implements Transport {
         } catch (RuntimeException e) {
             return new PairingResult.Fallback("rdma pairing failed: " + e);
         }
+    }
+
+    /** Why an address cannot be served: DiSNI's RDMA CM calls take IPv4 socket addresses only. */
+    static String ipv4Only(InetAddress a) {
+        return "rdma serves IPv4 addresses only (DiSNI's RDMA CM calls take IPv4 socket addresses): "
+                + a.getHostAddress() + " is IPv6";
     }
 
     /**
