@@ -101,6 +101,10 @@ final class RdmaClient {
                 }
                 return;
             }
+            if (type == EventType.RDMA_CM_EVENT_DEVICE_REMOVAL && m != null) {
+                RdmaLink.deviceRemoved(m);
+                return;
+            }
             events.add(type);
         }
 

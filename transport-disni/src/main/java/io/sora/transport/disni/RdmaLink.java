@@ -59,6 +59,10 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
             established(destination);
         } else if (type == EventType.RDMA_CM_EVENT_DISCONNECTED) {
             disconnected();
+        } else if (type == EventType.RDMA_CM_EVENT_DEVICE_REMOVAL) {
+            // the device went (rdma link delete, a driver unloaded): the connection is dead; left alone, a
+            // reader of it waited for good (found in review, 2026-11-28)
+            deviceRemoved(medium);
         } else if (type == EventType.RDMA_CM_EVENT_CONNECT_ERROR || type == EventType.RDMA_CM_EVENT_UNREACHABLE
                 || type == EventType.RDMA_CM_EVENT_REJECTED) {
             fail("RDMA connection failed: " + type.name());
@@ -73,6 +77,19 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
     @Override
     public void onLoopFailed(String reason) {
         medium.pairingFailed(reason);
+    }
+
+    /**
+     * DEVICE_REMOVAL of a connection's id: it breaks as a disconnected one does (readers see it, a pairing
+     * fails), with the reason, and its queue pair is taken down.
+     */
+    static void deviceRemoved(RdmaMedium medium) {
+        medium.onDisconnected("RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
+        try {
+            medium.qp.disconnect();
+        } catch (IOException | RuntimeException e) {
+            // the device is gone already
+        }
     }
 
     /** ESTABLISHED: the connection is up, from the RDMA address {@code peer} (null if unknown). */

@@ -202,7 +202,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /** Allocates and registers my receive ring (remote write only). */
     Verbs.Region allocateReceiveRing(int size) throws IOException {
-        ring = ByteBuffer.allocateDirect(size);
+        ring = direct(size, "receive ring");
         recvCapacity = size;
         creditThreshold = Math.max(1, size / 4);
         return qp.register(ring, QueuePair.ACCESS_LOCAL_WRITE | QueuePair.ACCESS_REMOTE_WRITE, "receive ring");
@@ -210,10 +210,25 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /** Allocates and registers the shadow of the peer's ring and builds the data work request. */
     void allocateSendRing(int size, long remoteAddress, int remoteRkey) throws IOException {
-        shadow = ByteBuffer.allocateDirect(size);
+        shadow = direct(size, "send shadow ring");
         sendCapacity = size;
         Verbs.Region mr = qp.register(shadow, QueuePair.ACCESS_LOCAL_WRITE, "send shadow ring");
         qp.prepareData(mr, remoteAddress, remoteRkey);
+    }
+
+    /**
+     * A direct buffer of {@code size} bytes, or an IOException that names it when the JVM's direct memory
+     * (-XX:MaxDirectMemorySize, by default the heap's maximum) cannot hold it: the connection then stays on
+     * TCP with that reason. The shadow ring's size is the server's, up to 256 MiB; its OutOfMemoryError went
+     * through the pairing into the application's connect() (found in review, 2026-11-28).
+     */
+    static ByteBuffer direct(int size, String what) throws IOException {
+        try {
+            return ByteBuffer.allocateDirect(size);
+        } catch (OutOfMemoryError e) {
+            throw new IOException("no direct memory for the " + what + " of " + size + " bytes (-XX:MaxDirectMemorySize): "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Pairing is over (COMMIT sent or received): the completion thread may park when nobody waits. */
@@ -329,6 +344,38 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     // ---------------------------------------------------------------- completion thread
 
+    /** While pairing: when {@link #onPairingExpired} runs (System.nanoTime), or 0 for never. */
+    private volatile long pairingDeadline;
+    private volatile Runnable onPairingExpired;
+
+    /**
+     * Runs {@code onExpiry} on the completion thread if the pairing is still going at {@code deadlineNanos}
+     * (System.nanoTime): the server drops a connection whose HELLO never comes. Checked after each of the
+     * thread's waits, which end at the deadline once it is set (the one in progress then: within
+     * {@link #EVENT_WAIT_MILLIS}).
+     */
+    void expirePairingAt(long deadlineNanos, Runnable onExpiry) {
+        onPairingExpired = onExpiry;
+        pairingDeadline = deadlineNanos == 0 ? 1 : deadlineNanos;
+    }
+
+    /** How long the completion thread's next wait may last: to the pairing's deadline at most. */
+    private int eventWaitMillis() {
+        long d = pairingDeadline;
+        if (d == 0 || !pairing) return EVENT_WAIT_MILLIS;
+        long left = (d - System.nanoTime()) / 1_000_000L + 1;
+        return (int) Math.max(1, Math.min(EVENT_WAIT_MILLIS, left));
+    }
+
+    private void expireIfDue() {
+        long d = pairingDeadline;
+        if (d == 0 || !pairing || System.nanoTime() - d < 0) return;
+        pairingDeadline = 0;
+        Runnable r = onPairingExpired;
+        onPairingExpired = null;
+        if (r != null) r.run();
+    }
+
     private boolean needed() {
         return readerWaiting || writerWaiting || pairing || unsent();
     }
@@ -352,8 +399,9 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                     drain();
                     if (terminate || !needed()) continue;
                     threadWaits++;
-                    qp.awaitEvent(EVENT_WAIT_MILLIS);
+                    qp.awaitEvent(eventWaitMillis());
                     drain();
+                    expireIfDue();
                 } finally {
                     qp.leaveEvents();
                 }

@@ -1,6 +1,8 @@
 package io.sora.transport.disni;
 
 import com.ibm.disni.verbs.RdmaCmId;
+import io.sora.trace.Category;
+import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
 import io.sora.transport.ConnectionKey;
@@ -86,7 +88,27 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         });
         unclaimed.add(link);
         medium.setPairingListener(link);
+        // a connection whose HELLO never comes (a client that died, or any RDMA CM client on this port that is
+        // not sora) is dropped: it held a thread, a queue pair and its buffers until the listener closed
+        // (found in review, 2026-11-28)
+        medium.expirePairingAt(System.nanoTime() + helloWaitNanos, () -> {
+            if (link.hello() == null) {
+                if (tracer.isOn(Category.JSOR)) {
+                    tracer.event(Hook.CM_EVENT, conn, "rdma", "no HELLO within " + helloWaitNanos / 1_000_000 + " ms: dropped", null);
+                }
+                medium.abort();
+            }
+        });
         return link;
+    }
+
+    /** How long an accepted RDMA connection may take to send its HELLO (a sora client sends it at once). */
+    static final long HELLO_WAIT_NANOS = 10_000_000_000L;
+    private volatile long helloWaitNanos = HELLO_WAIT_NANOS;
+
+    /** Tests: a shorter {@link #HELLO_WAIT_NANOS}. */
+    void helloWait(long nanos) {
+        helloWaitNanos = nanos;
     }
 
     // ---- completion thread of the connection ----
