@@ -55,6 +55,8 @@ public final class PairingTable<L> {
     /** Accepting threads in {@code arrivals.wait}; guarded by {@code arrivals}. */
     private int waiting;
     private volatile boolean closed;
+    /** Why it closed (set before {@link #closed}). */
+    private volatile String closedWhy;
     private volatile long lastSweepNanos;
     /** {@link System#nanoTime}, or a test's clock. */
     private final java.util.function.LongSupplier clock;
@@ -192,7 +194,7 @@ public final class PairingTable<L> {
         try {
             Object e = awaitEntry(key, start, wait);
             if (e instanceof TcpMark m) {
-                return new PairingResult.Fallback(closed ? medium.name() + " listener closed"
+                return new PairingResult.Fallback(closed ? closedWhy
                         : m.reason() != null ? m.reason() : noRequest(start, wait));
             }
             @SuppressWarnings("unchecked")
@@ -362,10 +364,18 @@ public final class PairingTable<L> {
      * are not affected. Idempotent.
      */
     public void close() {
+        close(medium.name() + " listener closed");
+    }
+
+    /**
+     * As {@link #close()}, with why (the listener failed, say): pending pairings are aborted with it, and
+     * accepts from now on fall back at once with it.
+     */
+    public void close(String why) {
         if (closed) return;
+        closedWhy = why;
         closed = true;
         wakeAccepts();
-        String why = medium.name() + " listener closed";
         for (Object e : entries.values()) {
             if (e instanceof Pairing<?> p) {
                 p.abort(why);

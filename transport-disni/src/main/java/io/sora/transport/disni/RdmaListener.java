@@ -27,7 +27,17 @@ final class RdmaListener {
     RdmaListener(RdmaServerBinding binding, InetSocketAddress listenAddress, int port, Tracer tracer) throws IOException {
         this.binding = binding;
         this.tracer = tracer;
-        this.loop = new CmLoop("sora-rdma-listen-" + port, tracer, this::onRequest, 500);
+        this.loop = new CmLoop("sora-rdma-listen-" + port, tracer, new CmLoop.Handler() {
+            @Override
+            public void onCmEvent(EventType type, RdmaCmEvent event) {
+                onRequest(type, event);
+            }
+
+            @Override
+            public void onLoopFailed(String reason) {
+                binding.listenerFailed(reason); // its accepts waited for requests that could not come
+            }
+        }, 500);
         RdmaCmId id = null;
         try {
             id = loop.createId();

@@ -214,6 +214,17 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         if (listener != null) listener.closeWhenIdle();
     }
 
+    /**
+     * The listener's CM event loop failed: no connection request can come any more, so accepts fall back
+     * at once with the reason (they waited the whole pairing wait for one), and connections not yet
+     * claimed are dropped. Claimed connections keep working.
+     */
+    void listenerFailed(String reason) {
+        if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, 0, "rdma", "listener for " + bound + " failed: " + reason, null);
+        table.close("rdma listener failed: " + reason);
+        for (RdmaLink link : unclaimed) link.medium.abort();
+    }
+
     // ---- tests ----
 
     /** Whether the key is marked TCP. */
