@@ -480,13 +480,15 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     @Override
     public void armReaderWaker(boolean armed) {
         if (armed) words.getAndSetInt(myReaderWaiting, Segment.SLEEP_BELL); // a full fence
-        else words.setIntRelease(myReaderWaiting, 0);
+        // only the selector's own mark: a blocking reader asleep in the futex on this word (its key cancelled,
+        // the channel made blocking) lost its wake-up to a plain store of 0 and slept for good (found in review)
+        else words.compareAndExchangeInt(myReaderWaiting, Segment.SLEEP_BELL, 0);
     }
 
     @Override
     public void armWriterWaker(boolean armed) {
         if (armed) words.getAndSetInt(myWriterWaiting, Segment.SLEEP_BELL);
-        else words.setIntRelease(myWriterWaiting, 0);
+        else words.compareAndExchangeInt(myWriterWaiting, Segment.SLEEP_BELL, 0); // as the reader's
     }
 
     @Override
