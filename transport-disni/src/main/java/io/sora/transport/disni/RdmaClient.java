@@ -93,16 +93,11 @@ final class RdmaClient {
         public void onCmEvent(EventType type, RdmaCmEvent event) {
             RdmaMedium m = medium;
             if (type == EventType.RDMA_CM_EVENT_DISCONNECTED && m != null) {
-                m.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
-                try {
-                    m.qp.disconnect(); // completes the peer's disconnect (IB CM needs both sides); guarded against the QP's destruction
-                } catch (IOException | RuntimeException e) {
-                    // we disconnected already
-                }
+                m.onCmGone("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
                 return;
             }
             if (type == EventType.RDMA_CM_EVENT_DEVICE_REMOVAL && m != null) {
-                RdmaLink.deviceRemoved(m);
+                m.onCmGone("RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
                 return;
             }
             events.add(type);

@@ -62,7 +62,7 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         } else if (type == EventType.RDMA_CM_EVENT_DEVICE_REMOVAL) {
             // the device went (rdma link delete, a driver unloaded): the connection is dead; left alone, a
             // reader of it waited for good (found in review, 2026-11-28)
-            deviceRemoved(medium);
+            medium.onCmGone("RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
         } else if (type == EventType.RDMA_CM_EVENT_CONNECT_ERROR || type == EventType.RDMA_CM_EVENT_UNREACHABLE
                 || type == EventType.RDMA_CM_EVENT_REJECTED) {
             fail("RDMA connection failed: " + type.name());
@@ -79,19 +79,6 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         medium.pairingFailed(reason);
     }
 
-    /**
-     * DEVICE_REMOVAL of a connection's id: it breaks as a disconnected one does (readers see it, a pairing
-     * fails), with the reason, and its queue pair is taken down.
-     */
-    static void deviceRemoved(RdmaMedium medium) {
-        medium.onDisconnected("RDMA device removed (RDMA_CM_EVENT_DEVICE_REMOVAL)");
-        try {
-            medium.qp.disconnect();
-        } catch (IOException | RuntimeException e) {
-            // the device is gone already
-        }
-    }
-
     /** ESTABLISHED: the connection is up, from the RDMA address {@code peer} (null if unknown). */
     void established(InetSocketAddress peer) {
         this.peer = peer;
@@ -104,12 +91,7 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
      * CQ, and a COMMIT among them commits the pairing first ({@link #onBroken}, on the completion thread).
      */
     void disconnected() {
-        medium.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
-        try {
-            medium.qp.disconnect(); // guarded against the completion thread destroying the QP
-        } catch (IOException | RuntimeException e) {
-            // disconnected already
-        }
+        medium.onCmGone("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)");
     }
 
     /** The RDMA address the client connected from: from ESTABLISHED, else asked of the CM id. */

@@ -318,6 +318,20 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     /**
+     * The CM says the connection is gone ({@code DISCONNECTED}, {@code DEVICE_REMOVAL}): it breaks as
+     * {@link #onDisconnected} says, then this side disconnects too (IB CM needs both sides; guarded against
+     * the completion thread destroying the QP).
+     */
+    void onCmGone(String why) {
+        onDisconnected(why);
+        try {
+            qp.disconnect();
+        } catch (IOException | RuntimeException e) {
+            // disconnected already, or the device is gone
+        }
+    }
+
+    /**
      * The connection broke: DEAD unless the peer closed, and the break queued behind the pairing
      * messages polled so far. Never calls the pairing listener itself: a COMMIT polled before the
      * break but not yet handed over would be overtaken, aborting a pairing the client had committed

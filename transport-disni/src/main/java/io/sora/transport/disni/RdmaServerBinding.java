@@ -210,7 +210,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     public void close() {
         table.close();
         if (listener != null) listener.stop();
-        for (RdmaLink link : unclaimed) link.medium.abort();
+        dropUnclaimed();
         if (listener != null) listener.closeWhenIdle();
     }
 
@@ -222,6 +222,11 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     void listenerFailed(String reason) {
         if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, 0, "rdma", "listener for " + bound + " failed: " + reason, null);
         table.close("rdma listener failed: " + reason);
+        dropUnclaimed();
+    }
+
+    /** Drops the connections no accept claimed (their clients see them die). */
+    private void dropUnclaimed() {
         for (RdmaLink link : unclaimed) link.medium.abort();
     }
 

@@ -31,16 +31,7 @@ class Ipv4OnlyTest {
     void anIpv6ServerIsNotConnectedOverRdma() throws Exception {
         ConnectionKey key = new ConnectionKey(new InetSocketAddress(InetAddress.getByName("2001:db8::2"), 40000),
                 new InetSocketAddress(InetAddress.getByName("2001:db8::1"), 7000));
-        PairingResult r = transport().connect(key, OPTIONS, new io.sora.transport.SocketHooks() {
-            @Override
-            public int soTimeoutMillis() {
-                return 0;
-            }
-
-            @Override
-            public void closeSocket() {
-            }
-        });
+        PairingResult r = transport().connect(key, OPTIONS, RdmaMediumTest.HOOKS);
         PairingResult.Fallback f = assertInstanceOf(PairingResult.Fallback.class, r);
         assertTrue(f.reason().contains("IPv4 addresses only") && f.reason().contains("2001:db8:0:0:0:0:0:1"), f.reason());
     }

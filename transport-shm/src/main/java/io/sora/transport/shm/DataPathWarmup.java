@@ -172,17 +172,12 @@ final class DataPathWarmup {
                     io.sora.transport.CpuPressure.exercise(false);
                 }
             }
-            a.close();
-            b.close();
             return !aborted;
         } catch (IOException | RuntimeException e) {
             return false;
         } finally {
-            RingConnection[] ends = running;
+            abortRunning(); // the warm-up's connection is closed however it ended
             running = null;
-            if (ends != null) {
-                for (RingConnection c : ends) c.close(); // a failure left them open
-            }
         }
     }
 
