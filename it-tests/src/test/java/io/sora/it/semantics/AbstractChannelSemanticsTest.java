@@ -432,6 +432,45 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * A key cancelled while its selector waits, the channel made blocking (allowed: the key is no longer
+     * valid) and read by a platform thread that goes to sleep; then the select ends. The selector's disarm
+     * must leave the sleeping reader's wake-up in place: the peer's bytes wake it (docs/reliability.md,
+     * bug 30: a disarm that cleared the shared waiting word left the reader asleep for good).
+     */
+    @Test
+    void aBlockingReadBegunWhileACancelledKeysSelectWaitsIsWokenByThePeersBytes() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
+            Future<Integer> selected = blockedSelect(selector);
+            key.cancel();
+            accepted.configureBlocking(true);
+            AtomicReference<Thread> reading = new AtomicReference<>();
+            Future<byte[]> read = pool.submit(() -> {
+                reading.set(Thread.currentThread());
+                return readFully(accepted, ByteBuffer.allocate(48));
+            });
+            awaitAsleepInRead(reading);
+            selector.wakeup();
+            assertEquals(0, selected.get(10, TimeUnit.SECONDS), "the select ends with nothing selected");
+            writeFully(client, ByteBuffer.wrap(bytes(48, 33)));
+            assertArrayEquals(bytes(48, 33), read.get(10, TimeUnit.SECONDS), "the sleeping reader woken by the bytes");
+        }
+    }
+
+    /**
+     * Waits until {@code t} is asleep in its read: on shm, in the futex itself (past the read's spin);
+     * elsewhere blocked in a frame named read.
+     */
+    private void awaitAsleepInRead(AtomicReference<Thread> t) throws InterruptedException {
+        if (expectedPath().equals("shm")) {
+            io.sora.it.Blocked.awaitInNative(started(t), "io.sora.transport.Futex", "wait0");
+        } else {
+            awaitBlockedIn(t, "read");
+        }
+    }
+
+    /**
      * A channel registered with two selectors that wait at once (a worker blocking on a temporary
      * selector while the application's poller holds the channel's key, as Tomcat's blocking writes do):
      * the peer's bytes wake both.
