@@ -142,6 +142,8 @@ final class ChannelSelection {
         int sleepOps;
         /** Armed by the select under way (selecting thread only). */
         boolean armedNow;
+        /** What that select armed (the key's interest then, selecting thread only). */
+        int armedOps;
         /** Its key found cancelled and the entry disarmed: to leave the state (selecting thread only). */
         boolean gone;
         /** Its index in {@link State#awake}, -1 while asleep or not taken in yet (selecting thread only). */
@@ -463,6 +465,7 @@ final class ChannelSelection {
                     else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
                 }
                 e.armedNow = true;
+                e.armedOps = interest & READ_WRITE;
             }
         }
         // armed (each a full fence): a publish from now on wakes the selector; one before it is seen here
@@ -692,8 +695,10 @@ final class ChannelSelection {
                 int ops = interest & READ_WRITE;
                 // nothing ready, its bell polled here, no other selector armed on it: it stays armed and
                 // is not looked at until its bell rings (disarming and arming it again in every select
-                // cost a selector with many idle connections more than TCP's whole round trip)
-                if (sleeps && ops != 0 && p.direct == selector && p.ready(interest) == 0 && !p.armedElsewhere(selector)) {
+                // cost a selector with many idle connections more than TCP's whole round trip). Only for
+                // the interest it was armed for: one changed by another thread during the select would
+                // sleep armed for the old one (a lost OP_WRITE while the peer only drains)
+                if (sleeps && ops != 0 && ops == e.armedOps && p.direct == selector && p.ready(interest) == 0 && !p.armedElsewhere(selector)) {
                     e.sleepOps = ops;
                     st.asleep++;
                     removeAwake(st, e);

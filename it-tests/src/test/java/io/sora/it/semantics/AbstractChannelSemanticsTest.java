@@ -697,6 +697,61 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * A key whose interest another thread changes from read to write while the select that armed it
+     * blocks, and then wakes the selector (as an event loop's task does), with its connection's sending
+     * side full: among enough keys that idle ones sleep (docs/nio.md, "Idle keys sleep"), the key must not
+     * sleep armed for what it was waiting for before; the peer's draining makes it writable.
+     */
+    @Test
+    void aKeyWhoseInterestChangesDuringASelectIsReportedForItsNewInterest() throws Exception {
+        int n = 9;
+        SocketChannel[] peers = new SocketChannel[n];
+        SocketChannel[] ends = new SocketChannel[n];
+        try (Selector selector = Selector.open()) {
+            for (int i = 0; i < n; i++) {
+                peers[i] = SocketChannel.open(server.getLocalAddress());
+                ends[i] = server.accept();
+                ends[i].configureBlocking(false);
+                ends[i].register(selector, SelectionKey.OP_READ);
+            }
+            accepted.configureBlocking(false);
+            ByteBuffer chunk = ByteBuffer.wrap(bytes(64 * 1024, 60));
+            long sent = 0;
+            for (int i = 0; i < 100_000; i++) {
+                chunk.clear();
+                int w = accepted.write(chunk);
+                if (w == 0) break;
+                sent += w;
+            }
+            assertTrue(sent > 0 && accepted.write(ByteBuffer.allocate(1)) == 0, "the sending side is full");
+            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
+            Future<Integer> woken = blockedSelect(selector);
+            pool.submit(() -> {
+                key.interestOps(SelectionKey.OP_WRITE);
+                selector.wakeup();
+            }).get(10, TimeUnit.SECONDS);
+            assertEquals(0, woken.get(10, TimeUnit.SECONDS), "nothing ready: still full");
+            Future<Integer> writable = blockedSelect(selector);
+            ByteBuffer drained = ByteBuffer.allocate(64 * 1024);
+            for (long left = sent; left > 0; ) {
+                drained.clear();
+                if (left < drained.capacity()) drained.limit((int) left);
+                int r = client.read(drained);
+                if (r < 0) throw new IOException("EOF with " + left + " bytes to come");
+                left -= r;
+            }
+            assertEquals(1, writable.get(10, TimeUnit.SECONDS), "woken as the peer drained the connection");
+            assertEquals(java.util.Set.of(key), selector.selectedKeys());
+            assertTrue(key.isWritable());
+        } finally {
+            for (int i = 0; i < n; i++) {
+                if (peers[i] != null) peers[i].close();
+                if (ends[i] != null) ends[i].close();
+            }
+        }
+    }
+
+    /**
      * A selector whose paired key is ready at every select (bytes never read) still reports its other
      * keys' events, still drops a cancelled key from its key set at the next select, and its
      * {@code selectNow} still clears a wake-up made before it: a select that
