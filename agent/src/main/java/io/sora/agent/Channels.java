@@ -282,6 +282,9 @@ final class Channels {
         } catch (IOException ignored) {
             // the TCP shutdown succeeded; the fast path is closing anyway
         }
+        // the key is ready now (at EOF, or writable to fail), as TCP's poll reports a shutdown socket:
+        // a selector blocked on it meanwhile wakes (the ring's state changed on this side, no peer rings)
+        p.wakeArmedSelector();
     }
 
     String pathOf(SocketChannel ch) {

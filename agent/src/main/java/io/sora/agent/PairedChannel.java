@@ -393,8 +393,11 @@ final class PairedChannel {
         medium.drainBell(bellScratch);
     }
 
-    /** The medium woke this connection (the peer published, or went): every armed selector wakes. */
-    private void wakeArmedSelector() {
+    /**
+     * The medium woke this connection (the peer published, or went), or this side shut a direction
+     * down: every armed selector wakes.
+     */
+    void wakeArmedSelector() {
         ChannelSelection sel = selection;
         for (Selector s : armed) {
             if (sel != null) sel.woke(s, this); // a sleeping key of that selector is looked at again

@@ -697,6 +697,38 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * A selector blocked on a channel is woken by that channel's own shutdown from another thread, as
+     * TCP's poll reports it: {@code shutdownInput} makes it readable (at EOF), {@code shutdownOutput} with
+     * the sending side full makes it writable (and a write then fails).
+     */
+    @Test
+    void aLocalShutdownWakesASelectorWaitingOnTheChannel() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
+            Future<Integer> woken = blockedSelect(selector);
+            pool.submit(() -> accepted.shutdownInput()).get(10, TimeUnit.SECONDS);
+            assertEquals(1, woken.get(10, TimeUnit.SECONDS), "woken by shutdownInput");
+            assertTrue(key.isReadable());
+            assertEquals(-1, accepted.read(ByteBuffer.allocate(8)));
+            selector.selectedKeys().clear();
+
+            ByteBuffer chunk = ByteBuffer.wrap(bytes(64 * 1024, 61));
+            for (int i = 0; i < 100_000; i++) {
+                chunk.clear();
+                if (accepted.write(chunk) == 0) break;
+            }
+            assertEquals(0, accepted.write(ByteBuffer.allocate(1)), "the sending side is full");
+            key.interestOps(SelectionKey.OP_WRITE);
+            woken = blockedSelect(selector);
+            pool.submit(() -> accepted.shutdownOutput()).get(10, TimeUnit.SECONDS);
+            assertEquals(1, woken.get(10, TimeUnit.SECONDS), "woken by shutdownOutput");
+            assertTrue(key.isWritable());
+            assertThrows(ClosedChannelException.class, () -> accepted.write(ByteBuffer.allocate(1)));
+        }
+    }
+
+    /**
      * A key whose interest another thread changes from read to write while the select that armed it
      * blocks, and then wakes the selector (as an event loop's task does), with its connection's sending
      * side full: among enough keys that idle ones sleep (docs/nio.md, "Idle keys sleep"), the key must not
