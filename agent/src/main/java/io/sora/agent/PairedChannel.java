@@ -75,6 +75,7 @@ final class PairedChannel {
         Objects.requireNonNull(dst);
         if (dst.isReadOnly()) throw new IllegalArgumentException("Read-only buffer");
         ensureOpen(ch);
+        if (in.isShutdown()) return -1; // even for a buffer with no room, as the JDK's
         boolean blocking = ch.isBlocking();
         boolean done = false;
         if (blocking) Interruptible.begin(ch);
@@ -102,13 +103,17 @@ final class PairedChannel {
         Objects.checkFromIndexSize(offset, length, dsts.length);
         ensureOpen(ch);
         boolean blocking = ch.isBlocking();
+        if (in.isShutdown()) return -1; // as the JDK's, before its buffers are looked at
+        // every buffer checked before any byte moves, as the JDK's
+        for (int i = offset; i < offset + length; i++) {
+            if (dsts[i].isReadOnly()) throw new IllegalArgumentException("Read-only buffer");
+        }
         long total = 0;
         boolean done = false;
         if (blocking) Interruptible.begin(ch);
         try {
             for (int i = offset; i < offset + length; i++) {
                 ByteBuffer b = dsts[i];
-                if (b.isReadOnly()) throw new IllegalArgumentException("Read-only buffer");
                 if (!b.hasRemaining()) continue;
                 // only the first read may wait: the rest take what is there
                 int n = blocking && total == 0 ? in.read(b, 0) : in.readNow(b);
@@ -139,12 +144,20 @@ final class PairedChannel {
         ensureWritable(ch);
         boolean blocking = ch.isBlocking();
         boolean done = false;
+        int start = src.position();
         if (blocking) Interruptible.begin(ch);
         try {
             int n = out.write(src, blocking);
             done = true;
             return n;
         } catch (SocketException e) {
+            // cut short (a close, the peer gone): the bytes taken count, as TCP's write returns them
+            // (an interrupt still ends it with ClosedByInterruptException, from end)
+            int taken = src.position() - start;
+            if (taken > 0) {
+                done = true;
+                return taken;
+            }
             throw translate(ch, e);
         } finally {
             if (blocking) Interruptible.end(ch, done);
@@ -164,18 +177,28 @@ final class PairedChannel {
         Objects.checkFromIndexSize(offset, length, srcs.length);
         ensureWritable(ch);
         boolean blocking = ch.isBlocking();
+        for (int i = offset; i < offset + length; i++) Objects.requireNonNull(srcs[i]); // before any byte goes, as the JDK's
         long total = 0;
         boolean done = false;
         if (blocking) Interruptible.begin(ch);
+        ByteBuffer b = null;
+        int start = 0;
         try {
             for (int i = offset; i < offset + length; i++) {
-                ByteBuffer b = srcs[i];
+                b = srcs[i];
+                start = b.position();
                 total += out.write(b, blocking);
                 if (b.hasRemaining()) break; // non-blocking and the ring is full
             }
             done = true;
             return total;
         } catch (SocketException e) {
+            // cut short: the bytes taken count, as in the single write
+            long taken = total + (b == null ? 0 : b.position() - start);
+            if (taken > 0) {
+                done = true;
+                return taken;
+            }
             throw translate(ch, e);
         } finally {
             if (blocking) Interruptible.end(ch, done);

@@ -98,11 +98,13 @@ public final class RingOutputStream extends OutputStream {
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
-        write(b, null, off, len, true);
+        write(b, null, off, len, true, null);
     }
 
     /**
-     * A channel's write of {@code src}'s remaining bytes, heap or direct, advancing its position.
+     * A channel's write of {@code src}'s remaining bytes, heap or direct, advancing its position by each
+     * part as it is copied in: a write that fails part-way (a close, an interrupt, the peer gone) leaves
+     * the position after the bytes the peer will get, so the channel can count them as TCP's write does.
      *
      * @param block true: every byte, waiting for credits (a blocking channel); false: what fits now,
      *              possibly 0 (a non-blocking channel)
@@ -110,15 +112,16 @@ public final class RingOutputStream extends OutputStream {
      */
     public int write(ByteBuffer src, boolean block) throws IOException {
         int len = src.remaining();
-        int n = src.hasArray()
-                ? write(src.array(), null, src.arrayOffset() + src.position(), len, block)
-                : write(null, src, src.position(), len, block);
-        if (n > 0) src.position(src.position() + n);
-        return n;
+        return src.hasArray()
+                ? write(src.array(), null, src.arrayOffset() + src.position(), len, block, src)
+                : write(null, src, src.position(), len, block, src);
     }
 
-    /** From {@code b} or (when b is null) {@code bb} at absolute index {@code off}; returns bytes written. */
-    private int write(byte[] b, ByteBuffer bb, int off, int len, boolean block) throws IOException {
+    /**
+     * From {@code b} or (when b is null) {@code bb} at absolute index {@code off}; returns bytes written.
+     * {@code advance}, where not null, has its position moved on by each part as it is taken.
+     */
+    private int write(byte[] b, ByteBuffer bb, int off, int len, boolean block, ByteBuffer advance) throws IOException {
         lock.lock();
         boolean interrupted = false;
         boolean closeByInterrupt = false;
@@ -134,6 +137,7 @@ public final class RingOutputStream extends OutputStream {
                 if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
                     // The peer discards everything it receives: accept the bytes and drop them.
                     releaseSent(sent + len);
+                    if (advance != null) advance.position(advance.position() + len);
                     return written + len;
                 }
                 // Agrona's headCache: the peer's consumer cursor is re-read only when the cached one
@@ -155,6 +159,7 @@ public final class RingOutputStream extends OutputStream {
                     off += n;
                     len -= n;
                     written += n;
+                    if (advance != null) advance.position(advance.position() + n);
                 } else if (!block) {
                     return written;
                 } else {

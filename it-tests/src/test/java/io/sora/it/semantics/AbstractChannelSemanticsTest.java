@@ -137,6 +137,54 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * A scattering read or gathering write checks every buffer before a byte moves, as the JDK's: a
+     * read-only buffer to read into, or a null one to write from, after a good one fails the call with
+     * nothing taken.
+     */
+    @Test
+    void scatteringAndGatheringCallsCheckEveryBufferBeforeAnyByteMoves() throws IOException {
+        writeFully(client, ByteBuffer.wrap(bytes(8, 20)));
+        ByteBuffer first = ByteBuffer.allocate(4);
+        assertThrows(IllegalArgumentException.class,
+                () -> accepted.read(new ByteBuffer[] {first, ByteBuffer.allocate(4).asReadOnlyBuffer()}));
+        assertEquals(0, first.position(), "nothing read into the first buffer");
+        assertArrayEquals(bytes(8, 20), readFully(accepted, ByteBuffer.allocate(8)), "every byte still there");
+
+        ByteBuffer sent = ByteBuffer.wrap(bytes(4, 21));
+        assertThrows(NullPointerException.class, () -> accepted.write(new ByteBuffer[] {sent, null}));
+        assertEquals(0, sent.position(), "nothing taken from the first buffer");
+        writeFully(accepted, ByteBuffer.wrap(bytes(4, 22)));
+        assertArrayEquals(bytes(4, 22), readFully(client, ByteBuffer.allocate(4)), "the failed call sent nothing");
+    }
+
+    /**
+     * A blocking write cut short by a close from another thread, after part of its buffer went: as on
+     * TCP it returns the bytes taken (its buffer's position after them), and the peer gets exactly those,
+     * then EOF.
+     */
+    @Test
+    void aBlockingWriteCutShortByACloseCountsTheBytesItTook() throws Exception {
+        byte[] data = bytes(32 * 1024 * 1024, 23);
+        ByteBuffer src = ByteBuffer.wrap(data);
+        AtomicReference<Thread> writer = new AtomicReference<>();
+        Future<Integer> write = pool.submit(() -> {
+            writer.set(Thread.currentThread());
+            return accepted.write(src);
+        });
+        awaitBlockedIn(writer, "write");
+        accepted.close();
+        int n = write.get(10, TimeUnit.SECONDS);
+        assertTrue(n > 0 && n < data.length, "a part written: " + n);
+        assertEquals(n, src.position(), "the buffer's position after the bytes taken");
+        ByteBuffer got = ByteBuffer.allocate(n + 1);
+        while (got.hasRemaining() && client.read(got) >= 0) {
+            // to the end
+        }
+        assertEquals(n, got.position(), "the peer gets the bytes counted, then EOF");
+        assertArrayEquals(Arrays.copyOf(data, n), Arrays.copyOf(got.array(), n));
+    }
+
+    /**
      * Two threads' gathering writes at once: each call's bytes arrive in one piece, as the JDK's write
      * lock makes them on TCP (the calls outgrow the buffers, so each blocks part-way through).
      */
@@ -218,6 +266,8 @@ public abstract class AbstractChannelSemanticsTest {
     void shutdownInputMakesReadsReturnEof() throws IOException {
         accepted.shutdownInput();
         assertEquals(-1, accepted.read(ByteBuffer.allocate(10)));
+        assertEquals(-1, accepted.read(ByteBuffer.allocate(0)), "a read of nothing after shutdownInput is at EOF too");
+        assertEquals(-1, accepted.read(new ByteBuffer[] {ByteBuffer.allocate(0), ByteBuffer.allocate(0)}));
         writeFully(accepted, ByteBuffer.wrap(bytes(20, 12)));
         assertArrayEquals(bytes(20, 12), readFully(client, ByteBuffer.allocate(20)));
     }
