@@ -214,7 +214,10 @@ final class QueuePair {
     private void awaitRoom() throws IOException {
         for (int i = 0; posted - completedUpTo >= SQ_DEPTH - 2; i++) {
             if (destroyed) throw new IOException("RDMA connection released");
-            if (poll(true) == 0 && i > 64) LockSupport.parkNanos(20_000L);
+            int n = poll(true);
+            // a poll that failed fails again: waiting on would spin for good
+            if (n < 0) throw new IOException(destroyed ? "RDMA connection released" : "RDMA completion queue poll failed");
+            if (n == 0 && i > 64) LockSupport.parkNanos(20_000L);
         }
     }
 

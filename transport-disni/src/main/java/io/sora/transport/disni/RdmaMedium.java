@@ -271,7 +271,15 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     @Override
     public void onData(int bytes) {
-        peerProduced = peerProduced + bytes;
+        long p = peerProduced + bytes;
+        // the peer writes only into space this side reported free: more unread bytes than the ring holds
+        // mean it overwrote some (a faulty peer); break before any of them is read
+        if (bytes < 0 || p - localConsumed > recvCapacity) {
+            broken("the peer wrote past the free space of the receive ring (" + (p - localConsumed) + " unread bytes in "
+                    + recvCapacity + ")");
+            return;
+        }
+        peerProduced = p;
         Waker w = waker;
         if (w != null) {
             stampWakes(true, false);
@@ -285,6 +293,16 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
             long c = RdmaWire.ctrlConsumed(control, offset);
             int f = RdmaWire.ctrlFlags(control, offset) & PEER_FLAG_MASK;
             long r = RdmaWire.ctrlReposted(control, offset);
+            // counts beyond what was sent would let the writer reuse ring space whose bytes are not yet sent,
+            // or post past the peer's receives: a faulty peer breaks the connection instead
+            if (c > flushed) {
+                broken("the peer reported " + c + " bytes consumed of " + flushed + " sent");
+                return;
+            }
+            if (r > qp.posted()) {
+                broken("the peer returned " + r + " receives for " + qp.posted() + " messages sent");
+                return;
+            }
             if (c > peerConsumed) peerConsumed = c;
             if (r > peerReposted) peerReposted = r;
             peerFlags.or(f);

@@ -303,8 +303,16 @@ final class FakeVerbs implements Verbs {
         lock.notifyAll();
     }
 
+    private volatile boolean failPolls;
+
+    /** Every poll of this end fails from now on (as ibv_poll_cq returning an error), or again works. */
+    void failPolls(boolean fail) {
+        failPolls = fail;
+    }
+
     @Override
     public int poll(int max) throws IOException {
+        if (failPolls) throw new IOException("fake: poll failed");
         CountDownLatch g = gate;
         if (g != null && gateThread == Thread.currentThread()) {
             gateEntered.countDown();

@@ -3,6 +3,7 @@ package io.sora.transport.disni;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -14,6 +15,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -294,6 +296,89 @@ class RdmaMediumTest {
         assertFalse(reader.isAlive(), "reader ended");
         if (result.get() instanceof Throwable t) throw new AssertionError("reader failed", t);
         assertArrayEquals(sent, (byte[]) result.get(), "every byte written before the peer died, then EOF");
+    }
+
+    // ------------------------------------------------------------------ a faulty peer's counts
+
+    /** A CTRL from the peer (as its queue pair would deliver it) with the given counts. */
+    private static void ctrlFromPeer(RdmaMedium m, long consumed, long reposted) {
+        ByteBuffer ctrl = ByteBuffer.allocate(RdmaWire.CTRL_SIZE);
+        RdmaWire.encodeCtrl(ctrl, 0, consumed, 0, reposted);
+        m.onMessage(ctrl, 0, RdmaWire.CTRL_SIZE);
+    }
+
+    /** The writer's next write fails with the break's IOException, naming why (never a hang, never lost bytes). */
+    private static void assertBroken(Link link, String why) {
+        assertTrue((link.a.peerFlags() & RingMedium.DEAD) != 0, "the connection broke");
+        IOException e = assertThrows(IOException.class, () -> {
+            link.ca.outputStream().write(new byte[RING]);
+            link.ca.outputStream().write(new byte[RING]);
+        });
+        assertTrue(String.valueOf(link.a.failure()).contains(why), "failure " + link.a.failure() + ", exception " + e);
+    }
+
+    /**
+     * A peer that reports having read more than was ever sent to it would let the writer take ring
+     * space still holding bytes not yet sent (overwritten, never delivered): the connection breaks instead.
+     */
+    @Test
+    void aPeerReportingMoreConsumedThanSentBreaksTheConnection() throws Exception {
+        link = new Link();
+        link.ca.outputStream().write(new byte[100]);
+        ctrlFromPeer(link.a, 100 + RING, 0);
+        assertBroken(link, "consumed");
+    }
+
+    /** Likewise receive credits for more messages than were sent: the writer would overrun the peer's receives. */
+    @Test
+    void aPeerReturningMoreReceivesThanItGotBreaksTheConnection() throws Exception {
+        link = new Link();
+        ctrlFromPeer(link.a, 0, link.a.qp.posted() + 1_000);
+        assertBroken(link, "receives");
+    }
+
+    /** A peer whose writes overran this side's ring (more unread bytes than it holds) breaks the connection before they are read. */
+    @Test
+    void aPeerWritingPastTheFreeRingBreaksTheConnection() throws Exception {
+        link = new Link();
+        link.a.onData(RING + 1);
+        assertBroken(link, "ring");
+        int r;
+        try {
+            r = link.ca.inputStream().read();
+        } catch (IOException e) {
+            r = -1;
+        }
+        assertEquals(-1, r, "none of the overrun bytes is read: the end (as after a peer's death), or an IOException");
+    }
+
+    /**
+     * A send queue that stays full while every poll of the CQ fails: the post that waits for room ends
+     * with an IOException instead of polling for good.
+     */
+    @Test
+    void aPostWaitingForSendRoomEndsWhenPollsFail() throws Exception {
+        link = new Link();
+        link.va.failPolls(true);
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread poster = new Thread(() -> {
+            try {
+                for (int i = 0; i < 2 * QueuePair.SQ_DEPTH; i++) link.a.qp.postCtrl(0, 0, 0, false);
+                outcome.set("every post went");
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        }, "poster");
+        poster.setDaemon(true);
+        poster.start();
+        poster.join(TimeUnit.SECONDS.toMillis(10));
+        boolean ended = !poster.isAlive();
+        if (!ended) { // a post spinning on the failing poll: let it go, and end
+            link.va.failPolls(false);
+            poster.join(TimeUnit.SECONDS.toMillis(10));
+        }
+        assertTrue(ended, "the post waiting for room ended");
+        assertTrue(outcome.get() instanceof IOException, "outcome " + outcome.get());
     }
 
     // ------------------------------------------------------------------ 4: receive slots are credits
