@@ -590,9 +590,11 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 while (f != st && dataSlotsFree() > 0) {
                     int offset = (int) (f % sendCapacity);
                     int n = (int) Math.min(st - f, sendCapacity - offset);
-                    qp.postData(offset, n);
+                    // counted before the post: the peer's CTRL for these bytes can come back before the
+                    // next line runs, and a consumed count above flushed breaks the connection (onMessage)
                     f += n;
                     flushed = f;
+                    qp.postData(offset, n);
                 }
                 int flags = f == st ? myFlags : flagsSent;
                 long c = localConsumed;
