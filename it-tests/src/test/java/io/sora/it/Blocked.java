@@ -18,7 +18,8 @@ public final class Blocked {
 
     /**
      * Waits until {@code t} runs the native method {@code className.method} (its top frame): inside the
-     * kernel call itself, not merely in the Java method around it; fails after 10 s.
+     * kernel call itself, not merely in the Java method around it ({@code className} null: of any class,
+     * as the JDK moves a system call's method between classes); fails after 10 s.
      */
     public static void awaitInNative(Thread t, String className, String method) throws InterruptedException {
         await(t, () -> isInNative(t, className, method), "in native " + className + "." + method + "()");
@@ -39,7 +40,7 @@ public final class Blocked {
     static boolean isInNative(Thread t, String className, String method) {
         if (t.getState() != Thread.State.RUNNABLE) return false;
         StackTraceElement[] stack = t.getStackTrace();
-        return stack.length > 0 && stack[0].isNativeMethod() && stack[0].getClassName().equals(className)
+        return stack.length > 0 && stack[0].isNativeMethod() && (className == null || stack[0].getClassName().equals(className))
                 && stack[0].getMethodName().equals(method);
     }
 

@@ -165,13 +165,15 @@ public abstract class AbstractChannelSemanticsTest {
     @Test
     void aBlockingWriteCutShortByACloseCountsTheBytesItTook() throws Exception {
         byte[] data = bytes(32 * 1024 * 1024, 23);
-        ByteBuffer src = ByteBuffer.wrap(data);
+        // direct: a heap buffer's copy into the JDK's temporary direct buffer is native code too, and a
+        // close during it, before the system call, ends the write with nothing taken
+        ByteBuffer src = ByteBuffer.allocateDirect(data.length).put(data).flip();
         AtomicReference<Thread> writer = new AtomicReference<>();
         Future<Integer> write = pool.submit(() -> {
             writer.set(Thread.currentThread());
             return accepted.write(src);
         });
-        awaitBlockedIn(writer, "write");
+        awaitAsleepInWrite(writer);
         accepted.close();
         int n = write.get(10, TimeUnit.SECONDS);
         assertTrue(n > 0 && n < data.length, "a part written: " + n);
@@ -509,6 +511,19 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * Waits until {@code t} waits inside its write with part of its buffer taken: on shm asleep in the
+     * futex (the ring full), on TCP in the socket's write system call, elsewhere blocked in a frame named write.
+     */
+    private void awaitAsleepInWrite(AtomicReference<Thread> t) throws InterruptedException {
+        switch (expectedPath()) {
+            case "shm" -> io.sora.it.Blocked.awaitInNative(started(t), "io.sora.transport.Futex", "wait0");
+            // FileDispatcherImpl's on JDK 17, SocketDispatcher's on later ones
+            case "tcp" -> io.sora.it.Blocked.awaitInNative(started(t), null, "write0");
+            default -> awaitBlockedIn(t, "write");
+        }
+    }
+
+    /**
      * Waits until {@code t} is asleep in its read: on shm, in the futex itself (past the read's spin);
      * elsewhere blocked in a frame named read.
      */
@@ -763,12 +778,7 @@ public abstract class AbstractChannelSemanticsTest {
             assertEquals(-1, accepted.read(ByteBuffer.allocate(8)));
             selector.selectedKeys().clear();
 
-            ByteBuffer chunk = ByteBuffer.wrap(bytes(64 * 1024, 61));
-            for (int i = 0; i < 100_000; i++) {
-                chunk.clear();
-                if (accepted.write(chunk) == 0) break;
-            }
-            assertEquals(0, accepted.write(ByteBuffer.allocate(1)), "the sending side is full");
+            fillSendingSide(accepted, 61);
             key.interestOps(SelectionKey.OP_WRITE);
             woken = blockedSelect(selector);
             pool.submit(() -> accepted.shutdownOutput()).get(10, TimeUnit.SECONDS);
@@ -797,15 +807,7 @@ public abstract class AbstractChannelSemanticsTest {
                 ends[i].register(selector, SelectionKey.OP_READ);
             }
             accepted.configureBlocking(false);
-            ByteBuffer chunk = ByteBuffer.wrap(bytes(64 * 1024, 60));
-            long sent = 0;
-            for (int i = 0; i < 100_000; i++) {
-                chunk.clear();
-                int w = accepted.write(chunk);
-                if (w == 0) break;
-                sent += w;
-            }
-            assertTrue(sent > 0 && accepted.write(ByteBuffer.allocate(1)) == 0, "the sending side is full");
+            long sent = fillSendingSide(accepted, 60);
             SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
             Future<Integer> woken = blockedSelect(selector);
             pool.submit(() -> {
@@ -1075,6 +1077,20 @@ public abstract class AbstractChannelSemanticsTest {
             }
             assertFalse(buf.position() > 0);
         }
+    }
+
+    /** Writes to non-blocking {@code ch} until a write takes nothing (bounded); returns the bytes taken. */
+    private static long fillSendingSide(SocketChannel ch, int seed) throws IOException {
+        ByteBuffer chunk = ByteBuffer.wrap(bytes(64 * 1024, seed));
+        long sent = 0;
+        for (int i = 0; i < 100_000; i++) {
+            chunk.clear();
+            int w = ch.write(chunk);
+            if (w == 0) break;
+            sent += w;
+        }
+        assertTrue(sent > 0 && ch.write(ByteBuffer.allocate(1)) == 0, "the sending side is full");
+        return sent;
     }
 
     static void writeFully(SocketChannel ch, ByteBuffer src) throws IOException {
