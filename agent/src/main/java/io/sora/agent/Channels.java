@@ -267,10 +267,17 @@ final class Channels {
         return channel instanceof SocketChannel ch ? paired.get(ch) : null;
     }
 
+    /**
+     * The channel's close begins (the JDK's channel is no longer open; its own state says so only later).
+     * A paired channel stays in the table: a read or write that comes now must fail on it
+     * ({@code ClosedChannelException}), not go through the JDK's body to the TCP connection, whose bytes
+     * the peer never reads (its write would have counted them as sent). It leaves with the channel
+     * object; its rings' pages are freed at the close (a closed one holds its 4 KiB header).
+     */
     void closing(SocketChannel ch) {
         connecting.remove(ch);
         client.withdraw(ch);
-        PairedChannel p = paired.remove(ch);
+        PairedChannel p = paired.get(ch);
         if (p != null) recorder.closed(ch.socket());
     }
 

@@ -130,11 +130,19 @@ public class RingConnection implements FastConnection {
         return closed.get();
     }
 
+    /** The longest a close waits for a write under way on another thread to leave. */
+    static final long CLOSE_WAITS_FOR_WRITE_NANOS = 1_000_000_000L;
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) return;
         in.closeLocal();
         out.closeLocal();
+        // A write under way on another thread finishes the part it is copying (woken above, it takes no
+        // more) and counts it as written: its bytes must be published before CLOSED, or the peer reads
+        // the end first and never gets them (found 2026-11-29: writes racing a close lost bytes they had
+        // counted). Bounded: a writer that cannot leave (stuck in the medium) does not hold the close.
+        out.awaitWritesLeft(CLOSE_WAITS_FOR_WRITE_NANOS);
         try {
             medium.publishFlags(RingMedium.CLOSED);
         } finally {

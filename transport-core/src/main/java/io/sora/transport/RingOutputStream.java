@@ -303,6 +303,33 @@ public final class RingOutputStream extends OutputStream {
     }
 
     /**
+     * After {@link #closeLocal}: waits until no write is in progress (the one under way, woken by the
+     * close, finishes the part it is copying and leaves; a later one fails before it touches the ring),
+     * at most {@code timeoutNanos}; false if one is still inside then. So every byte a write counted as
+     * taken is published before what the caller publishes next: the CLOSED flag, after which the peer
+     * reads what is there and then EOF (as TCP's close waits for a write under way, and sends its FIN after
+     * the bytes). Returns at once on a thread inside a write itself.
+     */
+    boolean awaitWritesLeft(long timeoutNanos) {
+        if (lock.isHeldByCurrentThread()) return true;
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) return false;
+                    lock.unlock(); // the plain unlock: no idle action is set yet
+                    return true;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the close goes on; the flag is restored below
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * After {@link #closeLocal}: runs {@code action} once no write is in progress, so that none will touch
      * the ring again (a later one fails before it does): now, on this thread, or when the write in progress
      * leaves, on its thread (it was woken by the close). Runs it at most once.

@@ -137,6 +137,49 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * Non-blocking writes racing a close from another thread (as a server's poller or idle timeout closes
+     * while a worker flushes): every write that returned a count delivered those bytes, as on TCP, where
+     * the close waits for a write under way; later ones fail. Counted over many rounds, the close landing
+     * at a different point of the writes in each: the peer reads exactly what the writes counted.
+     */
+    @Test
+    void writesRacingACloseDeliverEveryByteTheyCounted() throws Exception {
+        java.util.Random random = new java.util.Random(7);
+        for (int round = 0; round < 150; round++) {
+            try (SocketChannel c = SocketChannel.open(server.getLocalAddress()); SocketChannel a = server.accept()) {
+                assertEquals(expectedPath(), SoraPath.of(a), "round " + round);
+                Future<Long> got = pool.submit(() -> {
+                    long n = 0;
+                    ByteBuffer b = ByteBuffer.allocateDirect(1 << 16);
+                    for (int r; (r = a.read(b)) >= 0; b.clear()) n += r;
+                    return n;
+                });
+                c.configureBlocking(false);
+                java.util.concurrent.CountDownLatch going = new java.util.concurrent.CountDownLatch(1);
+                Future<Long> sent = pool.submit(() -> {
+                    ByteBuffer s = ByteBuffer.allocateDirect(1 << 18);
+                    long n = 0;
+                    try {
+                        for (int i = 0; i < 1_000_000; i++) {
+                            s.clear();
+                            n += c.write(s);
+                            going.countDown();
+                        }
+                        throw new AssertionError("never closed");
+                    } catch (ClosedChannelException e) { // AsynchronousCloseException is one
+                        return n;
+                    }
+                });
+                assertTrue(going.await(10, TimeUnit.SECONDS), "round " + round + ": writing");
+                java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(500_000));
+                c.close();
+                assertEquals(sent.get(10, TimeUnit.SECONDS), got.get(10, TimeUnit.SECONDS),
+                        "round " + round + ": bytes the writes counted against bytes the peer read");
+            }
+        }
+    }
+
+    /**
      * A scattering read or gathering write checks every buffer before a byte moves, as the JDK's: a
      * read-only buffer to read into, or a null one to write from, after a good one fails the call with
      * nothing taken.

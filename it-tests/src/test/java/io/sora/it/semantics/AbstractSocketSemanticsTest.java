@@ -63,6 +63,57 @@ public abstract class AbstractSocketSemanticsTest {
         server.close();
     }
 
+    /**
+     * Stream writes racing a close from another thread: every write that returned delivered its bytes
+     * (the peer reads at least what they counted, and at most one write's worth more: the part of the
+     * write the close cut short that had gone), as over TCP. Over many rounds, the close landing at a
+     * different point of the writes in each.
+     */
+    @Test
+    void writesRacingACloseDeliverEveryByteOfTheWritesThatReturned() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Random random = new Random(11);
+            byte[] chunk = new byte[1 << 16];
+            for (int round = 0; round < 100; round++) {
+                try (Socket c = new Socket(address(), server.getLocalPort()); Socket a = server.accept()) {
+                    assertEquals(expectedPath(), SoraPath.of(a), "round " + round);
+                    Future<Long> got = pool.submit(() -> {
+                        long n = 0;
+                        byte[] b = new byte[1 << 16];
+                        InputStream in = a.getInputStream();
+                        for (int r; (r = in.read(b)) >= 0; ) n += r;
+                        return n;
+                    });
+                    java.util.concurrent.CountDownLatch going = new java.util.concurrent.CountDownLatch(1);
+                    Future<Long> sent = pool.submit(() -> {
+                        long n = 0;
+                        OutputStream out = c.getOutputStream();
+                        try {
+                            for (int i = 0; i < 1_000_000; i++) {
+                                out.write(chunk);
+                                n += chunk.length;
+                                going.countDown();
+                            }
+                            throw new AssertionError("never closed");
+                        } catch (SocketException e) {
+                            return n;
+                        }
+                    });
+                    assertTrue(going.await(10, TimeUnit.SECONDS), "round " + round + ": writing");
+                    java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(500_000));
+                    c.close();
+                    long counted = sent.get(10, TimeUnit.SECONDS);
+                    long read = got.get(10, TimeUnit.SECONDS);
+                    assertTrue(read >= counted && read <= counted + chunk.length,
+                            "round " + round + ": the writes that returned counted " + counted + " bytes, the peer read " + read);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void readReturnsWhatIsThereWithoutWaitingToFillTheBuffer() throws IOException {
         client.getOutputStream().write(bytes(10, 1));
