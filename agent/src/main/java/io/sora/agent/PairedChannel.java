@@ -217,8 +217,8 @@ final class PairedChannel {
 
     private int streamReadLocked(SocketChannel ch, byte[] b, int off, int len, long nanos) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        if (len == 0) return 0; // before every other check, as the JDK's (closed or non-blocking: still 0)
         if (!ch.isBlocking()) throw new IllegalBlockingModeException();
-        if (len == 0) return 0;
         ensureOpen(ch);
         boolean done = false;
         Interruptible.begin(ch);
@@ -245,6 +245,7 @@ final class PairedChannel {
 
     private void streamWriteLocked(SocketChannel ch, byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        if (len == 0) return; // before every other check, as the JDK's
         if (!ch.isBlocking()) throw new IllegalBlockingModeException();
         ensureWritable(ch);
         boolean done = false;

@@ -295,6 +295,22 @@ public abstract class AbstractChannelSemanticsTest {
         assertArrayEquals(bytes(5, 9), five);
     }
 
+    /** The adaptor streams' reads and writes of nothing do nothing, whatever the channel's mode or state, as the JDK's. */
+    @Test
+    void zeroLengthAdaptorStreamCallsDoNothing() throws IOException {
+        InputStream in = accepted.socket().getInputStream();
+        java.io.OutputStream out = client.socket().getOutputStream();
+        accepted.configureBlocking(false);
+        assertEquals(0, in.read(new byte[4], 0, 0));
+        client.configureBlocking(false);
+        out.write(new byte[0]);
+        client.configureBlocking(true);
+        client.shutdownOutput();
+        out.write(new byte[0]);
+        accepted.close();
+        assertEquals(0, in.read(new byte[4], 1, 0));
+    }
+
     @Test
     void shutdownOutputGivesEofWhileTheOtherDirectionWorks() throws IOException {
         writeFully(client, ByteBuffer.wrap(bytes(100, 10)));
