@@ -141,12 +141,20 @@ final class RendezvousListener implements Runnable {
         }
     }
 
+    /**
+     * Whether a process listens at {@code address}: a connect is refused only where nobody does. Without
+     * waiting (ShmClient.connectRendezvous): a listener that does not accept, its queue full, would
+     * hold a blocking connect, and with it the application's bind; a full queue means it is live.
+     */
     private static boolean isLive(UnixDomainSocketAddress address) throws IOException {
         try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            probe.configureBlocking(false);
             probe.connect(address);
             return true;
         } catch (ConnectException refused) {
             return false;
+        } catch (IOException full) {
+            return true;
         }
     }
 

@@ -100,9 +100,8 @@ final class ShmClient {
         SocketChannel ch = null;
         try {
             ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-            ch.connect(UnixDomainSocketAddress.of(sock));
+            connectRendezvous(ch, sock);
             PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
-            ch.configureBlocking(false);
             ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Announce()));
             ShmAnnouncement a = new ShmAnnouncement(ch, sock, null);
             ch = null;
@@ -111,6 +110,20 @@ final class ShmClient {
             return null; // the HELLO, if any, goes on a fresh rendezvous
         } finally {
             if (ch != null) closeQuietly(ch);
+        }
+    }
+
+    /**
+     * Connects {@code ch} to the listener's rendezvous without waiting, and leaves it non-blocking. A
+     * blocking connect to a listener that does not accept (its process stopped, out of descriptors, hung)
+     * waits, once the socket's queue is full, until it accepts again: before the application's TCP
+     * connect and beyond its timeout (found in review, 2026-11-29). A Unix-domain connect completes at
+     * once or not at all: the kernel queues it, or refuses it with EAGAIN when the queue is full.
+     */
+    static void connectRendezvous(SocketChannel ch, Path sock) throws IOException {
+        ch.configureBlocking(false);
+        if (!ch.connect(UnixDomainSocketAddress.of(sock))) {
+            throw new IOException("the listener's queue of rendezvous connections is full: not accepting");
         }
     }
 
@@ -147,12 +160,12 @@ final class ShmClient {
         try {
             if (!ch.isConnected()) {
                 try {
-                    ch.connect(UnixDomainSocketAddress.of(sock));
+                    connectRendezvous(ch, sock);
                 } catch (IOException e) {
-                    return new PairingResult.Fallback("no sora listener at " + sock + " (" + e.getMessage() + ")");
+                    return new PairingResult.Fallback("no sora listener at " + sock + ", or it is not accepting ("
+                            + e.getMessage() + ")");
                 }
                 PeerCredentials.requireSameUser(ch, "shm listener at " + sock);
-                ch.configureBlocking(false);
             }
             ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Hello(key, options.receiveBufferSize())));
             Wire.Message reply = readReply(ch, deadline);

@@ -265,8 +265,11 @@ final class ShmDirectory {
         int removed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "port-*.sock")) {
             for (Path f : files) {
-                try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(
-                        java.net.UnixDomainSocketAddress.of(f))) {
+                try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+                    // without waiting: a listener that does not accept, its queue full, would hold a
+                    // blocking connect (then the connect fails with EAGAIN, below: kept)
+                    ch.configureBlocking(false);
+                    ch.connect(java.net.UnixDomainSocketAddress.of(f));
                     // someone listens: keep it
                 } catch (java.net.ConnectException refused) {
                     if (Files.deleteIfExists(f)) {
