@@ -483,13 +483,26 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         if (!DoorbellLoop.get().rebind(link.channel, medium)) {
             throw new ClientLeft(new IOException("its kept channel ended"));
         }
-        if (!NextPairing.pair(seg, id, link.byAccept)) {
-            throw new ClientLeft(new IOException("it withdrew from the kept segment"));
+        // PAIRED and the commit under the pairing's lock, which its abort takes: once the client can no
+        // longer withdraw, an abort (the accepting thread interrupted, the listener closing, the claim's
+        // bound) must not put this side on TCP (found in review, 2026-11-29: the client on shm, the
+        // server's application on TCP, the client's reads then the end, its writes a reset). An abort
+        // that came first refused the client in the segment, so the move to PAIRED fails below.
+        synchronized (pairing) {
+            if (pairing.state() != Pairing.State.OFFERED) return; // aborted meanwhile: TCP at both ends
+            if (!NextPairing.pair(seg, id, link.byAccept)) {
+                throw new ClientLeft(new IOException("it withdrew from the kept segment"));
+            }
+            java.util.function.Consumer<Pairing<?>> hook = testAfterKeptPair;
+            if (hook != null) hook.accept(pairing);
+            keptPairings.incrementAndGet();
+            if (link.byAccept) keptPairingsByAccept.incrementAndGet();
+            pairing.committed(); // the doorbell loop has the channel already (rebind)
         }
-        keptPairings.incrementAndGet();
-        if (link.byAccept) keptPairingsByAccept.incrementAndGet();
-        pairing.committed(); // the doorbell loop has the channel already (rebind)
     }
+
+    /** Tests: run between a kept pairing's move to PAIRED and its commit (null in use). */
+    static volatile java.util.function.Consumer<Pairing<?>> testAfterKeptPair;
 
     private final java.util.concurrent.atomic.AtomicLong keptPairingsByAccept = new java.util.concurrent.atomic.AtomicLong();
 

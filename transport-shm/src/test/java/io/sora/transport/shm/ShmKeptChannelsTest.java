@@ -121,6 +121,49 @@ class ShmKeptChannelsTest {
         }
     }
 
+    /**
+     * An abort of a kept pairing (the accepting thread interrupted, the listener closing) that comes once
+     * the segment says PAIRED, before the commit: the client can no longer withdraw and uses the shm
+     * connection, so the server's must be shm too (it was TCP: the client then read the end and its
+     * writes failed with a reset). The abort runs on another thread in that very window.
+     */
+    @Test
+    void anAbortAfterTheKeptSegmentSaysPairedLeavesBothEndsOnShm() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            oneConnectionKept(fx);
+            java.util.concurrent.atomic.AtomicReference<Thread> aborter = new java.util.concurrent.atomic.AtomicReference<>();
+            ShmServerBinding.testAfterKeptPair = pairing -> {
+                Thread t = new Thread(() -> pairing.abort("test: aborted in the window"), "aborter");
+                aborter.set(t);
+                t.start();
+                // until the abort waits for the pairing's lock, or (without it) is done
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (t.getState() != Thread.State.BLOCKED && t.getState() != Thread.State.TERMINATED
+                        && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+            };
+            try {
+                InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+                Announcement a = fx.transport.announce(bound, fx.clientOptions());
+                Socket[] t = fx.tcp();
+                // no accept under way: the listener's thread pairs after the client's kick
+                PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+                FastConnection client = assertInstanceOf(PairingResult.Paired.class, c).connection();
+                assertNotNull(aborter.get(), "the window was reached");
+                aborter.get().join(10_000);
+                PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+                FastConnection srv = assertInstanceOf(PairingResult.Paired.class, s, () -> "server: " + s).connection();
+                exchange(client, srv, 9_000, new Random(5));
+                client.close();
+                srv.close();
+            } finally {
+                ShmServerBinding.testAfterKeptPair = null;
+            }
+        }
+    }
+
     @Test
     void anAcceptUnderWayPairsAClientOfAnotherProcessWithoutItsKick() throws Exception {
         // the accept's first run in this JVM may take longer than the 2 ms a segment's first kept
