@@ -47,6 +47,13 @@ final class RendezvousListener implements Runnable {
         default void idle() {
         }
 
+        /**
+         * The listener's thread failed and ended (not closed): no request will be read any more, and its
+         * socket is gone. After the listener released everything; on that thread.
+         */
+        default void listenerFailed(String why) {
+        }
+
         /** While the handler has work for {@link #idle} that comes due with time: how often, in ms; 0 otherwise. */
         default long sweepMillis() {
             return 0;
@@ -181,6 +188,7 @@ final class RendezvousListener implements Runnable {
 
     @Override
     public void run() {
+        String failure = null;
         try {
             while (!closed) {
                 boolean hasPartials;
@@ -210,9 +218,22 @@ final class RendezvousListener implements Runnable {
                 if (!closed) handler.idle();
             }
         } catch (IOException | RuntimeException e) {
-            // The listener cannot go on; clients find no answer and stay on TCP.
+            failure = e.toString(); // the listener cannot go on: the binding is told, below
+        } catch (Error e) {
+            failure = e.toString();
+            throw e;
         } finally {
             release();
+            // Clients find no listener file now and stay on TCP; the binding must stop counting on this
+            // thread too (an accept's catch-up and a client's kick read nothing any more: a kept
+            // channel's client would wait its whole pairing wait for an answer)
+            if (failure != null && !closed) {
+                try {
+                    handler.listenerFailed(failure);
+                } catch (RuntimeException ignored) {
+                    // nothing more to do on a dead listener's thread
+                }
+            }
         }
     }
 

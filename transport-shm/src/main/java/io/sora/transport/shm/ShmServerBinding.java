@@ -271,6 +271,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     private final RendezvousListener.HelloHandler handler = new RendezvousListener.HelloHandler() {
         @Override
+        public void listenerFailed(String why) {
+            ShmServerBinding.this.listenerFailed(why);
+        }
+
+        @Override
         public void onHello(SocketChannel channel, Wire.Hello hello) {
             table.request(new ShmLink(channel, hello, tracer), hello.key(), channel);
         }
@@ -628,6 +633,28 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     }
 
     /**
+     * The listener's thread failed (see {@link RendezvousListener.HelloHandler#listenerFailed}): every
+     * accept from now on is TCP at once, naming the failure, and the kept channels close (their clients,
+     * waiting for an answer or not, see the end and stay on TCP instead of waiting their pairing wait).
+     */
+    void listenerFailed(String why) {
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_LISTEN, 0, "shm", "listener " + listener.path() + " failed: " + why, null);
+        }
+        table.close("shm listener failed: " + why);
+        closeKept();
+    }
+
+    /** Closes the kept channels: their clients see the end of file and drop their halves. */
+    private void closeKept() {
+        if (kept != null) {
+            for (SocketChannel ch : kept.keySet()) {
+                if (kept.remove(ch) != null) DoorbellLoop.get().close(ch);
+            }
+        }
+    }
+
+    /**
      * Stops deciding (see {@link PairingTable#close}) and the rendezvous: its socket file is gone on
      * return. Connections already handed out by {@link #awaitPairing} are not affected.
      */
@@ -637,11 +664,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         IN_PROCESS.remove(listener.path());
         table.close();
         listener.close();
-        if (kept != null) { // their clients see the end of file and drop their halves
-            for (SocketChannel ch : kept.keySet()) {
-                if (kept.remove(ch) != null) DoorbellLoop.get().close(ch);
-            }
-        }
+        closeKept();
         try {
             listener.join(2000);
         } catch (InterruptedException ie) {

@@ -54,4 +54,38 @@ class RendezvousPauseTest {
             listener.close();
         }
     }
+
+    /** A listener thread that fails (not closed) tells its handler, once, with what it threw. */
+    @Test
+    void aListenerThreadThatFailsTellsItsHandler() throws Exception {
+        java.util.concurrent.CompletableFuture<String> failed = new java.util.concurrent.CompletableFuture<>();
+        RendezvousListener.HelloHandler handler = new RendezvousListener.HelloHandler() {
+            @Override
+            public void onHello(SocketChannel channel, Wire.Hello hello) {
+            }
+
+            @Override
+            public void idle() {
+                throw new IllegalStateException("test: the listener's work failed");
+            }
+
+            @Override
+            public void listenerFailed(String why) {
+                failed.complete(why);
+            }
+        };
+        Path sock = dir.resolve("port-2.sock");
+        RendezvousListener listener = new RendezvousListener(sock, 2, handler, true);
+        try {
+            // a connection wakes the listener's thread, whose round of work then fails in idle()
+            try (SocketChannel client = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                client.connect(UnixDomainSocketAddress.of(sock));
+                String why = failed.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                assertTrue(why.contains("test: the listener's work failed"), why);
+            }
+            assertTrue(!java.nio.file.Files.exists(sock), "its socket file is gone: new clients stay on TCP at once");
+        } finally {
+            listener.close();
+        }
+    }
 }

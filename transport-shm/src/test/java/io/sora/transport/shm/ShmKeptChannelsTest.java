@@ -122,6 +122,28 @@ class ShmKeptChannelsTest {
     }
 
     /**
+     * The listener's thread failed: accepts are TCP at once naming the failure, and a client whose
+     * announcement took a kept channel sees that channel end and stays on TCP, as both ends must.
+     */
+    @Test
+    void afterTheListenerFailedAcceptsAndKeptClientsAreTcpNamingIt() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmServerBinding b = (ShmServerBinding) fx.binding;
+            oneConnectionKept(fx);
+            InetSocketAddress bound = (InetSocketAddress) fx.serverSocket.getLocalSocketAddress();
+            Announcement a = fx.transport.announce(bound, fx.clientOptions());
+            b.listenerFailed("test: the listener's thread failed");
+            Socket[] t = fx.tcp();
+            PairingResult s = b.awaitPairing(ShmFixture.serverKey(t[1]), ShmFixture.WAIT, new TestHooks());
+            String reason = assertInstanceOf(PairingResult.Fallback.class, s).reason();
+            assertTrue(reason.contains("shm listener failed: test: the listener's thread failed"), reason);
+            PairingResult c = fx.transport.connect(ShmFixture.clientKey(t[0]), fx.clientOptions(), new TestHooks(), a);
+            assertInstanceOf(PairingResult.Fallback.class, c, () -> "client: " + c);
+            assertEquals(0, kept(fx), "no kept channel left");
+        }
+    }
+
+    /**
      * An abort of a kept pairing (the accepting thread interrupted, the listener closing) that comes once
      * the segment says PAIRED, before the commit: the client can no longer withdraw and uses the shm
      * connection, so the server's must be shm too (it was TCP: the client then read the end and its
