@@ -71,6 +71,10 @@ public final class Unsafe {
         throw stub();
     }
 
+    public int getAndBitwiseAndInt(Object o, long offset, int mask) {
+        throw stub();
+    }
+
     public int compareAndExchangeInt(Object o, long offset, int expected, int x) {
         throw stub();
     }

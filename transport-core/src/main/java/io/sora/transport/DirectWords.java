@@ -102,6 +102,11 @@ public final class DirectWords {
                 : (int) INTS.compareAndExchange(buf, off, expected, value);
     }
 
+    /** Atomically ANDs {@code bits} in (volatile semantics); returns the value before. */
+    public int getAndBitwiseAndInt(int off, int bits) {
+        return fast ? MemoryAccess.Internal.U.getAndBitwiseAndInt(null, intAt(off), bits) : (int) INTS.getAndBitwiseAnd(buf, off, bits);
+    }
+
     /** Atomic swap with volatile semantics (a full fence); returns the value before. */
     public int getAndSetInt(int off, int value) {
         return fast ? MemoryAccess.Internal.U.getAndSetInt(null, intAt(off), value) : (int) INTS.getAndSet(buf, off, value);

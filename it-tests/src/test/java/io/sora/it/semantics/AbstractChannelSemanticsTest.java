@@ -570,6 +570,39 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * As the test above with the read on a virtual thread where the JDK has them (21+; a platform thread
+     * on JDK 17): over shm it parks for a doorbell instead of sleeping in the futex. This sequence passed
+     * before bug 37's fix as well (the parked reader was woken another way here); the lost mark itself is
+     * shown by {@code ShmWakeUpTest.aSelectorsArmAndDisarmLeaveAParkedReadersMark}.
+     */
+    @Test
+    void aReadOfAVirtualThreadBegunWhileACancelledKeysSelectWaitsIsWokenByThePeersBytes() throws Exception {
+        try (Selector selector = Selector.open()) {
+            accepted.configureBlocking(false);
+            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
+            Future<Integer> selected = blockedSelect(selector);
+            key.cancel();
+            accepted.configureBlocking(true);
+            AtomicReference<Thread> reading = new AtomicReference<>();
+            java.util.concurrent.CompletableFuture<byte[]> read = new java.util.concurrent.CompletableFuture<>();
+            Thread worker = unstartedWorker(() -> {
+                reading.set(Thread.currentThread());
+                try {
+                    read.complete(readFully(accepted, ByteBuffer.allocate(48)));
+                } catch (Throwable e) {
+                    read.completeExceptionally(e);
+                }
+            });
+            worker.start();
+            awaitBlockedIn(reading, "read");
+            selector.wakeup();
+            assertEquals(0, selected.get(10, TimeUnit.SECONDS), "the select ends with nothing selected");
+            writeFully(client, ByteBuffer.wrap(bytes(48, 34)));
+            assertArrayEquals(bytes(48, 34), read.get(10, TimeUnit.SECONDS), "the parked reader woken by the bytes");
+        }
+    }
+
+    /**
      * Waits until {@code t} waits inside its write with part of its buffer taken: on shm asleep in the
      * futex (the ring full), on TCP in the socket's write system call, elsewhere blocked in a frame named write.
      */

@@ -71,12 +71,18 @@ import java.util.Set;
  * 4096+n     m  s2c ring
  * </pre>
  *
- * A waiting word holds {@link #SLEEP_FUTEX} while its thread sleeps (or is about to) in a futex on
- * that word, {@link #SLEEP_BELL} while it is parked waiting for a doorbell, else 0.
+ * A waiting word is a set of bits, each of one waiter, set and cleared by that waiter alone (the futex
+ * bit is also cleared by the thread that wakes it): {@link #SLEEP_FUTEX} while the direction's stream
+ * thread sleeps (or is about to) in a futex on the word, {@link #SLEEP_BELL} while it is parked waiting
+ * for a doorbell, {@link #SLEEP_SELECTOR} while a selector is armed on the direction. Bits, not values:
+ * a selector and a stream thread can wait on one word at once (a key cancelled while its select waits,
+ * the channel made blocking, its read asleep), and one's arm or disarm must not wipe the other's mark
+ * (with values a disarm's store of 0 left a futex sleeper, then a bell sleeper, asleep for good:
+ * docs/reliability.md, bugs 30 and 37).
  */
 final class Segment {
     static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
-    static final int VERSION = 4;
+    static final int VERSION = 5; // 5: waiting words are bit sets (SLEEP_SELECTOR), 2026-11-29
     static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
@@ -128,8 +134,14 @@ final class Segment {
     static final int CPU = 12;
     /** Capability: this side can wake a futex sleeper (sora's native library loaded). */
     static final int CAP_FUTEX = 1;
+    /** Waiting-word bits: a stream thread asleep (or about to be) in a futex on the word: the peer wakes the futex. */
     static final int SLEEP_FUTEX = 1;
+    /** A stream thread parked for a doorbell (a virtual thread, no futexes): the peer rings. */
     static final int SLEEP_BELL = 2;
+    /** A selector armed on the direction: the peer rings. */
+    static final int SLEEP_SELECTOR = 4;
+    /** The bits for which the peer rings the doorbell. */
+    static final int RING_BITS = SLEEP_BELL | SLEEP_SELECTOR;
 
 
     final Path path;

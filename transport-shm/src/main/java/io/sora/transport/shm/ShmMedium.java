@@ -20,12 +20,13 @@ import java.nio.channels.SocketChannel;
  * publish and the look at the peer's waiting word); data moves with absolute bulk get/put, so nothing
  * on the data path allocates.
  *
- * <p>Sleeping and waking, directly: a thread about to sleep writes {@link Segment#SLEEP_FUTEX} into
- * its waiting word, fences, re-checks, and sleeps in a futex on that word. The peer, after a publish
- * and a fence, finds the word non-zero, swaps it to 0 and wakes the futex: one system call in the
+ * <p>Sleeping and waking, directly: a thread about to sleep sets {@link Segment#SLEEP_FUTEX} in
+ * its waiting word (a bit set: a selector armed on the direction has a bit of its own), fences,
+ * re-checks, and sleeps in a futex on that word. The peer, after a publish and a fence, finds the bit
+ * set, clears it and wakes the futex: one system call in the
  * peer's thread and the kernel runs the sleeper, no thread in between (the earlier design woke a
  * JVM-wide doorbell thread that then unparked the sleeper: two thread switches per wake-up, about
- * 18 µs here). The swap to 0 is what makes a wake-up that comes before the sleeper enters the kernel
+ * 18 µs here). Clearing the bit is what makes a wake-up that comes before the sleeper enters the kernel
  * count: the futex then sees a word that differs and returns at once. Futexes are used when both
  * sides have sora's native library ({@link Segment#CAP_FUTEX}) and the sleeper is a platform thread;
  * otherwise (a virtual thread, which must not pin its carrier in the kernel, or no library) it parks
@@ -341,8 +342,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             ring(ByteBuffer.allocate(1));
         } else if (keepable()) {
             // the channel stays open: a peer thread parked for a bell (a virtual thread) needs one
-            if (words.getIntAcquire(peerReaderWaiting) == Segment.SLEEP_BELL
-                    || words.getIntAcquire(peerWriterWaiting) == Segment.SLEEP_BELL) {
+            if ((words.getIntAcquire(peerReaderWaiting) & Segment.RING_BITS) != 0
+                    || (words.getIntAcquire(peerWriterWaiting) & Segment.RING_BITS) != 0) {
                 ring(ByteBuffer.allocate(1));
             }
         }
@@ -350,7 +351,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     /** The peer's thread sleeping on {@code word} must see what was just published (after a full fence). */
     private void wakePeer(int word, boolean byWriter) {
-        if (wakeFutex(word)) return;
+        // a futex sleeper and a selector (or a parked stream thread) may both wait: each is woken its way
+        if ((wakeFutex(word) & Segment.RING_BITS) == 0) return;
         ByteBuffer bell;
         if (byWriter) {
             bell = writerBell;
@@ -363,16 +365,21 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     /**
-     * Swaps a futex sleeper's word to 0 and wakes it; true if the word said futex (whether or not this
-     * thread won the swap: a lost swap means another waker or the sleeper itself already cleared it).
+     * Clears a futex sleeper's bit and wakes it, if the word has that bit (the waker that clears it wakes:
+     * a bit already clear means another waker or the sleeper itself did); returns the word as last seen,
+     * whose other bits say who else waits (to be rung for).
      */
-    private boolean wakeFutex(int word) {
+    private int wakeFutex(int word) {
         int w = words.getIntAcquire(word);
-        if (w != Segment.SLEEP_FUTEX) return w == 0;
-        if (words.compareAndExchangeInt(word, Segment.SLEEP_FUTEX, 0) == Segment.SLEEP_FUTEX) {
-            Futex.wake(buf, word, 1);
+        while ((w & Segment.SLEEP_FUTEX) != 0) {
+            int was = words.compareAndExchangeInt(word, w, w & ~Segment.SLEEP_FUTEX);
+            if (was == w) {
+                Futex.wake(buf, word, 1);
+                return w;
+            }
+            w = was;
         }
-        return true;
+        return w;
     }
 
     private int sleepMode() {
@@ -394,9 +401,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void announceReaderWaiting(boolean waiting) {
         if (waiting) {
             readerSleep = sleepMode();
-            words.getAndSetInt(myReaderWaiting, readerSleep); // a full fence: the re-check comes after
+            words.getAndBitwiseOrInt(myReaderWaiting, readerSleep); // a full fence: the re-check comes after
         } else {
-            words.setIntRelease(myReaderWaiting, 0);
+            words.getAndBitwiseAndInt(myReaderWaiting, ~readerSleep); // its own bit only: a selector's stays
         }
     }
 
@@ -404,9 +411,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     public void announceWriterWaiting(boolean waiting) {
         if (waiting) {
             writerSleep = sleepMode();
-            words.getAndSetInt(myWriterWaiting, writerSleep);
+            words.getAndBitwiseOrInt(myWriterWaiting, writerSleep);
         } else {
-            words.setIntRelease(myWriterWaiting, 0);
+            words.getAndBitwiseAndInt(myWriterWaiting, ~writerSleep);
         }
     }
 
@@ -479,16 +486,17 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     /** A selector waits: the peer must ring the doorbell (a futex wake would reach no one). */
     @Override
     public void armReaderWaker(boolean armed) {
-        if (armed) words.getAndSetInt(myReaderWaiting, Segment.SLEEP_BELL); // a full fence
-        // only the selector's own mark: a blocking reader asleep in the futex on this word (its key cancelled,
-        // the channel made blocking) lost its wake-up to a plain store of 0 and slept for good (found in review)
-        else words.compareAndExchangeInt(myReaderWaiting, Segment.SLEEP_BELL, 0);
+        // Its own bit, set and cleared (each a full fence): a stream thread asleep on this word (its key
+        // cancelled, the channel made blocking) keeps its mark. A plain store of 0, then a compare-and-set
+        // of the bell value, lost a futex sleeper's and then a parked one's wake-up (bugs 30 and 37)
+        if (armed) words.getAndBitwiseOrInt(myReaderWaiting, Segment.SLEEP_SELECTOR);
+        else words.getAndBitwiseAndInt(myReaderWaiting, ~Segment.SLEEP_SELECTOR);
     }
 
     @Override
     public void armWriterWaker(boolean armed) {
-        if (armed) words.getAndSetInt(myWriterWaiting, Segment.SLEEP_BELL);
-        else words.compareAndExchangeInt(myWriterWaiting, Segment.SLEEP_BELL, 0); // as the reader's
+        if (armed) words.getAndBitwiseOrInt(myWriterWaiting, Segment.SLEEP_SELECTOR); // as the reader's
+        else words.getAndBitwiseAndInt(myWriterWaiting, ~Segment.SLEEP_SELECTOR);
     }
 
     @Override
@@ -499,7 +507,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             return false;
         }
         readerFutexSleeps++;
-        Futex.await(buf, myReaderWaiting, Segment.SLEEP_FUTEX, timeoutNanos);
+        // the word as it is (a selector's bit may be set too); cleared bit: woken already. A change of
+        // another bit meanwhile ends the wait at once, and the caller looks at the ring again
+        int w = words.getIntAcquire(myReaderWaiting);
+        if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myReaderWaiting, w, timeoutNanos);
         return true;
     }
 
@@ -511,7 +522,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             return false;
         }
         writerFutexSleeps++;
-        Futex.await(buf, myWriterWaiting, Segment.SLEEP_FUTEX, 0);
+        int w = words.getIntAcquire(myWriterWaiting); // as the reader's
+        if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myWriterWaiting, w, 0);
         return true;
     }
 

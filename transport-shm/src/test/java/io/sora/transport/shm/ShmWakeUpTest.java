@@ -77,4 +77,41 @@ class ShmWakeUpTest {
             child.destroyForcibly();
         }
     }
+
+    /**
+     * A selector arms and disarms the reader's waiting word while a stream thread sleeps on it (a key
+     * cancelled while its select waits, the channel made blocking, then read): the sleeper keeps its
+     * mark and the peer's byte wakes it, whichever way it sleeps. Each failed before the waiting words
+     * became bit sets (docs/reliability.md, bug 37): the disarm wiped a parked thread's mark (futexes
+     * off, or a virtual thread), the arm overwrote a futex sleeper's; the read then waited out its
+     * timeout with the byte in the ring.
+     */
+    @Test
+    void aSelectorsArmAndDisarmLeaveAParkedReadersMark() throws Exception {
+        selectorBesideASleepingReader(false);
+    }
+
+    @Test
+    void aSelectorsArmLeavesAFutexSleepersMark() throws Exception {
+        selectorBesideASleepingReader(true);
+    }
+
+    private void selectorBesideASleepingReader(boolean futex) throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 64, 64, new ShmSettings(tmp, 0, futex))) {
+            ShmFixture.Pair p = fx.pair();
+            // no SO_TIMEOUT: a lost wake-up leaves the reader asleep (a timed sleep would only delay the
+            // byte), seen as the bounded wait for the read's result running out
+            ShmMedium medium = (ShmMedium) ((io.sora.transport.RingConnection) p.server()).medium();
+            if (!futex) medium.armReaderWaker(true); // the selector waits first
+            Object[] r = ShmStreamSemanticsTest.start("reader", () -> p.server().inputStream().read());
+            ShmStreamSemanticsTest.awaitParked((Thread) r[0]);
+            // the select ends (its key cancelled meanwhile); or, a futex sleeper there, a selector arms
+            medium.armReaderWaker(futex);
+            p.client().outputStream().write(42);
+            @SuppressWarnings("unchecked")
+            java.util.concurrent.CompletableFuture<Integer> read = (java.util.concurrent.CompletableFuture<Integer>) r[1];
+            assertEquals(42, read.get(10, TimeUnit.SECONDS), "the sleeping reader woken by the byte");
+            if (futex) medium.armReaderWaker(false);
+        }
+    }
 }
