@@ -177,8 +177,14 @@ public final class RingInputStream extends InputStream {
      */
     private long look() throws SocketException {
         for (;;) {
+            // once at the end, at the end for good, even after a close (the JDK's socket: "emulate legacy
+            // behavior to return -1, even if socket is closed"); a shutdown input's -1 counts as that end
+            if (eofReturned) return -1;
             if (closed) throw new SocketException("Socket closed");
-            if (inputShutdown || eofReturned) return -1;
+            if (inputShutdown) {
+                eofReturned = true;
+                return -1;
+            }
             long c = consumed;
             long avail = medium.producedByPeer() - c;
             if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;

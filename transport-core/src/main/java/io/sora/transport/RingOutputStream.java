@@ -98,6 +98,7 @@ public final class RingOutputStream extends OutputStream {
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        if (len == 0) return; // nothing, even once closed or shut down, as the JDK's socket stream
         write(b, null, off, len, true, null);
     }
 
@@ -259,10 +260,13 @@ public final class RingOutputStream extends OutputStream {
         }
     }
 
-    /** Nothing to do: every write is already visible to the peer. */
+    /**
+     * Nothing to do: every write is already visible to the peer. Never throws, as a TCP socket's stream
+     * (the JDK's inherits OutputStream's): a wrapper flushed as it closes after the socket (Thrift's
+     * transport, a BufferedOutputStream) must not fail there.
+     */
     @Override
-    public void flush() throws IOException {
-        if (closed) throw new SocketException("Socket closed");
+    public void flush() {
     }
 
     /** Closes the whole socket, as closing a socket's stream does on TCP. */

@@ -64,6 +64,45 @@ public abstract class AbstractSocketSemanticsTest {
     }
 
     /**
+     * A flush, and a write of nothing, after the socket closed or its output shut down do nothing, as
+     * the JDK's socket stream (Thrift closes its buffered output stream after the socket: a flush there
+     * must not throw).
+     */
+    @Test
+    void flushAndEmptyWritesAfterCloseOrShutdownDoNothing() throws IOException {
+        OutputStream out = client.getOutputStream();
+        client.shutdownOutput();
+        out.write(new byte[0]);
+        out.flush();
+        java.io.BufferedOutputStream buffered = new java.io.BufferedOutputStream(out);
+        client.getInputStream().close(); // closes the socket
+        out.flush();
+        out.write(new byte[0]);
+        buffered.close();
+    }
+
+    /** Once a read returned the end, reads return it for good, even after the socket closed, as the JDK's. */
+    @Test
+    void theEndStaysTheEndAfterClose() throws IOException {
+        InputStream in = accepted.getInputStream();
+        client.close();
+        assertEquals(-1, in.read());
+        accepted.close();
+        assertEquals(-1, in.read());
+        assertEquals(-1, in.read(new byte[8]));
+    }
+
+    /** The same after shutdownInput's end. */
+    @Test
+    void theEndOfAShutdownInputStaysTheEndAfterClose() throws IOException {
+        InputStream in = accepted.getInputStream();
+        accepted.shutdownInput();
+        assertEquals(-1, in.read());
+        accepted.close();
+        assertEquals(-1, in.read());
+    }
+
+    /**
      * Stream writes racing a close from another thread: every write that returned delivered its bytes
      * (the peer reads at least what they counted, and at most one write's worth more: the part of the
      * write the close cut short that had gone), as over TCP. Over many rounds, the close landing at a
