@@ -3,6 +3,7 @@ package io.sora.agent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.ref.Reference;
 import java.net.Socket;
 
 /**
@@ -11,7 +12,11 @@ import java.net.Socket;
  * socket strongly (the side table is weak, the fast connection's hooks are weak), so a socket the
  * application drops without closing becomes unreachable once its streams are too, and the
  * {@link SocketCleaner} registration for it closes the fast path, as the JDK closes an
- * unreachable TCP socket's file descriptor.
+ * unreachable TCP socket's file descriptor. A read or write keeps its stream, and so the socket,
+ * reachable until it returns ({@link Reference#reachabilityFence}): an application whose last use of a
+ * socket is a read that waits (a thread reading an idle connection, nothing else holding the socket)
+ * must not have the socket collected, and the connection closed, under that read. Found in review,
+ * 2026-11-29; no test (it depends on the JIT's liveness analysis and a collection at that moment).
  */
 final class PinnedStreams {
     private PinnedStreams() {
@@ -29,12 +34,20 @@ final class PinnedStreams {
 
         @Override
         public int read() throws IOException {
-            return in.read();
+            try {
+                return in.read();
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            return in.read(b, off, len);
+            try {
+                return in.read(b, off, len);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
 
         @Override
@@ -44,7 +57,11 @@ final class PinnedStreams {
 
         @Override
         public long skip(long n) throws IOException {
-            return in.skip(n);
+            try {
+                return in.skip(n);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
 
         @Override
@@ -65,12 +82,20 @@ final class PinnedStreams {
 
         @Override
         public void write(int b) throws IOException {
-            out.write(b);
+            try {
+                out.write(b);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
+            try {
+                out.write(b, off, len);
+            } finally {
+                Reference.reachabilityFence(this);
+            }
         }
 
         @Override
