@@ -550,23 +550,7 @@ public abstract class AbstractChannelSemanticsTest {
      */
     @Test
     void aBlockingReadBegunWhileACancelledKeysSelectWaitsIsWokenByThePeersBytes() throws Exception {
-        try (Selector selector = Selector.open()) {
-            accepted.configureBlocking(false);
-            SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
-            Future<Integer> selected = blockedSelect(selector);
-            key.cancel();
-            accepted.configureBlocking(true);
-            AtomicReference<Thread> reading = new AtomicReference<>();
-            Future<byte[]> read = pool.submit(() -> {
-                reading.set(Thread.currentThread());
-                return readFully(accepted, ByteBuffer.allocate(48));
-            });
-            awaitAsleepInRead(reading);
-            selector.wakeup();
-            assertEquals(0, selected.get(10, TimeUnit.SECONDS), "the select ends with nothing selected");
-            writeFully(client, ByteBuffer.wrap(bytes(48, 33)));
-            assertArrayEquals(bytes(48, 33), read.get(10, TimeUnit.SECONDS), "the sleeping reader woken by the bytes");
-        }
+        readBegunWhileACancelledKeysSelectWaits(false, 33);
     }
 
     /**
@@ -577,6 +561,11 @@ public abstract class AbstractChannelSemanticsTest {
      */
     @Test
     void aReadOfAVirtualThreadBegunWhileACancelledKeysSelectWaitsIsWokenByThePeersBytes() throws Exception {
+        readBegunWhileACancelledKeysSelectWaits(true, 34);
+    }
+
+    /** The two tests above: the read on a pool thread, or on {@link #unstartedWorker} (virtual where it can be). */
+    private void readBegunWhileACancelledKeysSelectWaits(boolean worker, int seed) throws Exception {
         try (Selector selector = Selector.open()) {
             accepted.configureBlocking(false);
             SelectionKey key = accepted.register(selector, SelectionKey.OP_READ);
@@ -585,20 +574,25 @@ public abstract class AbstractChannelSemanticsTest {
             accepted.configureBlocking(true);
             AtomicReference<Thread> reading = new AtomicReference<>();
             java.util.concurrent.CompletableFuture<byte[]> read = new java.util.concurrent.CompletableFuture<>();
-            Thread worker = unstartedWorker(() -> {
+            Runnable body = () -> {
                 reading.set(Thread.currentThread());
                 try {
                     read.complete(readFully(accepted, ByteBuffer.allocate(48)));
                 } catch (Throwable e) {
                     read.completeExceptionally(e);
                 }
-            });
-            worker.start();
-            awaitBlockedIn(reading, "read");
+            };
+            if (worker) {
+                unstartedWorker(body).start();
+                awaitBlockedIn(reading, "read");
+            } else {
+                pool.submit(body);
+                awaitAsleepInRead(reading);
+            }
             selector.wakeup();
             assertEquals(0, selected.get(10, TimeUnit.SECONDS), "the select ends with nothing selected");
-            writeFully(client, ByteBuffer.wrap(bytes(48, 34)));
-            assertArrayEquals(bytes(48, 34), read.get(10, TimeUnit.SECONDS), "the parked reader woken by the bytes");
+            writeFully(client, ByteBuffer.wrap(bytes(48, seed)));
+            assertArrayEquals(bytes(48, seed), read.get(10, TimeUnit.SECONDS), "the sleeping reader woken by the bytes");
         }
     }
 
