@@ -170,7 +170,13 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void soTimeoutSet(Socket socket) {
+        PairedSocket.soTimeoutSet(socket);
+    }
+
+    @Override
     public void closed(Socket socket) {
+        PairedSocket.forget(socket);
         client.withdraw(socket);
         recorder.closed(socket);
     }

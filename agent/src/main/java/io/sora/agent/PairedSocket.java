@@ -61,23 +61,68 @@ final class PairedSocket {
         return new PairedSocket(c, rule, cleaner.register(socket, closer(c, tracer)));
     }
 
-    /** Holds the socket weakly: the fast connection must not keep its socket reachable (see {@link Paired}). */
-    static SocketHooks hooks(Socket socket) {
-        WeakReference<Socket> ref = new WeakReference<>(socket);
-        return new SocketHooks() {
-            @Override
-            public int soTimeoutMillis() throws IOException {
-                Socket s = ref.get();
-                return s == null ? 0 : s.getSoTimeout();
-            }
+    /**
+     * The hooks of sockets that pair (or tried to), by socket, for {@link #soTimeoutSet}; weak keys, and
+     * the values hold their sockets weakly.
+     */
+    private static final io.sora.agent.status.WeakIdentityMap<Socket, Hooks> HOOKS = new io.sora.agent.status.WeakIdentityMap<>();
 
-            @Override
-            public void closeSocket() throws IOException {
-                Socket s = ref.get();
-                if (s != null) {
-                    s.close();
-                }
+    /**
+     * A fast connection's view of its socket. Holds the socket weakly: the fast connection must not keep
+     * its socket reachable (see {@link PinnedStreams}). The read timeout is a copy, kept current by
+     * {@code Socket.setSoTimeout}'s hook ({@link #soTimeoutSet}): on JDK 17 {@code getSoTimeout()} is
+     * {@code synchronized} on the socket, and a read about to wait that called it waited for whoever held
+     * the socket's monitor (a writer that serialises its messages with {@code synchronized (socket)},
+     * itself blocked on a full ring: with the peer doing the same, neither drained), where a TCP read
+     * never takes it (found in review, 2026-11-29).
+     */
+    static final class Hooks implements SocketHooks {
+        private final WeakReference<Socket> ref;
+        private volatile int soTimeout;
+
+        private Hooks(Socket socket) {
+            ref = new WeakReference<>(socket);
+        }
+
+        @Override
+        public int soTimeoutMillis() {
+            return soTimeout;
+        }
+
+        @Override
+        public void closeSocket() throws IOException {
+            Socket s = ref.get();
+            if (s != null) {
+                s.close();
             }
-        };
+        }
+    }
+
+    /** The hooks for {@code socket}, its timeout read now: a {@code setSoTimeout} from here on updates it. */
+    static SocketHooks hooks(Socket socket) {
+        Hooks h = new Hooks(socket);
+        HOOKS.put(socket, h); // before the read below: a setSoTimeout in between finds it and updates it
+        try {
+            h.soTimeout = socket.getSoTimeout();
+        } catch (IOException closed) {
+            // closed meanwhile: its reads fail before they wait
+        }
+        return h;
+    }
+
+    /** {@code Socket.setSoTimeout} returned on {@code socket} (its monitor held, on JDK 17): the copy follows. */
+    static void soTimeoutSet(Socket socket) {
+        Hooks h = HOOKS.get(socket);
+        if (h == null) return;
+        try {
+            h.soTimeout = socket.getSoTimeout();
+        } catch (IOException closed) {
+            // closed meanwhile: no read will wait
+        }
+    }
+
+    /** {@code socket} closed: its hooks leave the table. */
+    static void forget(Socket socket) {
+        HOOKS.remove(socket);
     }
 }

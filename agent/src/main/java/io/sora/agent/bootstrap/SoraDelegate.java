@@ -36,6 +36,10 @@ public interface SoraDelegate {
 
     void shutdownOutput(Socket socket);
 
+    /** After a successful {@code setSoTimeout}: a paired socket's reads wait as long as it now says. */
+    default void soTimeoutSet(Socket socket) {
+    }
+
     void closed(Socket socket);
 
     void bound(ServerSocket server);

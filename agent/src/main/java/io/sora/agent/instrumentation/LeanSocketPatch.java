@@ -31,6 +31,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  *   <li>{@code Socket.getInputStream()/getOutputStream()}: the returned stream goes through
  *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
  *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
+ *   <li>{@code Socket.setSoTimeout(int)}: {@code SoraBridge.soTimeoutSet(this)} before return;</li>
  *   <li>{@code Socket.close()}: {@code SoraBridge.closed(this)} on the way out, normal or by an
  *       exception (rethrown), as the Byte Buddy advice does: only once the JDK has marked the socket
  *       closed is the fast path released, so a thread whose read fails with "Socket closed" already
@@ -123,7 +124,8 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
         boolean socket = SOCKET.equals(name);
         Set<String> expected = socket
                 ? Set.of("connect(Ljava/net/SocketAddress;I)V", "getInputStream()Ljava/io/InputStream;",
-                        "getOutputStream()Ljava/io/OutputStream;", "shutdownInput()V", "shutdownOutput()V", "close()V")
+                        "getOutputStream()Ljava/io/OutputStream;", "shutdownInput()V", "shutdownOutput()V", "close()V",
+                        "setSoTimeout(I)V")
                 : Set.of("bind(Ljava/net/SocketAddress;I)V", "accept()Ljava/net/Socket;", "close()V");
         Set<String> seen = new java.util.HashSet<>();
         ClassReader reader = new ClassReader(bytes);
@@ -192,6 +194,7 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 case "connect" -> self("connected", "(Ljava/net/Socket;)V");
                 case "shutdownInput" -> self("shutdownInput", "(Ljava/net/Socket;)V");
                 case "shutdownOutput" -> self("shutdownOutput", "(Ljava/net/Socket;)V");
+                case "setSoTimeout" -> self("soTimeoutSet", "(Ljava/net/Socket;)V");
                 case "bind" -> self("bound", "(Ljava/net/ServerSocket;)V");
                 case "getInputStream" -> wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
                 case "getOutputStream" -> wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");

@@ -120,6 +120,14 @@ public final class SocketAdvice {
         }
     }
 
+    /** {@code setSoTimeout(int)}: a paired socket's reads follow the new timeout (no method trace event). */
+    public static final class SetSoTimeout {
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.This Socket self) {
+            SoraBridge.soTimeoutSet(self);
+        }
+    }
+
     /** {@code close()}: release the fast path whatever the TCP close did. */
     public static final class Close {
         @Advice.OnMethodEnter(suppress = Throwable.class)

@@ -68,6 +68,7 @@ public final class SocketInstrumentation implements SocketPatch {
                 Advice.to(SocketAdvice.GetOutputStream.class).on(named("getOutputStream").and(takesArguments(0))),
                 Advice.to(SocketAdvice.ShutdownInput.class).on(named("shutdownInput").and(takesArguments(0))),
                 Advice.to(SocketAdvice.ShutdownOutput.class).on(named("shutdownOutput").and(takesArguments(0))),
+                Advice.to(SocketAdvice.SetSoTimeout.class).on(named("setSoTimeout").and(takesArguments(1))),
                 Advice.to(SocketAdvice.Close.class).on(named("close").and(takesArguments(0))));
     }
 

@@ -64,6 +64,41 @@ public abstract class AbstractSocketSemanticsTest {
     }
 
     /**
+     * A read needs nothing but its stream: not the socket's monitor, which another thread may hold (a
+     * writer serialising its messages with {@code synchronized (socket)}), as a TCP read never takes it.
+     * On JDK 17 a paired read about to wait read {@code getSoTimeout()}, {@code synchronized} there, and
+     * waited for the monitor instead of reading (docs/reliability.md, bug 38). Also: a timeout set
+     * after the pairing is the one the next read waits with.
+     */
+    @Test
+    void aReadNeedsNotTheSocketsMonitorAndFollowsATimeoutSetLater() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            InputStream in = accepted.getInputStream();
+            Future<Integer> read;
+            Thread reader = threadOf(pool);
+            synchronized (accepted) {
+                read = pool.submit(() -> in.read());
+                io.sora.it.Blocked.awaitBlockedIn(reader, "read");
+                client.getOutputStream().write(7);
+                assertEquals(7, read.get(10, TimeUnit.SECONDS), "read while another thread holds the socket's monitor");
+            }
+            accepted.setSoTimeout(200);
+            assertThrows(SocketTimeoutException.class, in::read, "the timeout set after the pairing");
+            accepted.setSoTimeout(0);
+            client.getOutputStream().write(8);
+            assertEquals(8, in.read());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** The one thread of an idle single-thread executor (it runs a task to say which). */
+    private static Thread threadOf(ExecutorService single) throws Exception {
+        return single.submit(Thread::currentThread).get(10, TimeUnit.SECONDS);
+    }
+
+    /**
      * A flush, and a write of nothing, after the socket closed or its output shut down do nothing, as
      * the JDK's socket stream (Thrift closes its buffered output stream after the socket: a flush there
      * must not throw).
