@@ -2,7 +2,6 @@ package io.sora.transport.shm;
 
 import java.io.IOException;
 import java.net.BindException;
-import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -135,7 +134,7 @@ final class RendezvousListener implements Runnable {
             try {
                 ssc.bind(address);
             } catch (BindException e) {
-                if (isLive(address)) {
+                if (ShmDirectory.someoneListens(path)) {
                     throw new IOException("another sora shm listener is live at " + path, e);
                 }
                 Files.deleteIfExists(path); // stale: left by a JVM that died
@@ -145,23 +144,6 @@ final class RendezvousListener implements Runnable {
         } catch (IOException | RuntimeException e) {
             ssc.close();
             throw e;
-        }
-    }
-
-    /**
-     * Whether a process listens at {@code address}: a connect is refused only where nobody does. Without
-     * waiting (ShmClient.connectRendezvous): a listener that does not accept, its queue full, would
-     * hold a blocking connect, and with it the application's bind; a full queue means it is live.
-     */
-    private static boolean isLive(UnixDomainSocketAddress address) throws IOException {
-        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            probe.configureBlocking(false);
-            probe.connect(address);
-            return true;
-        } catch (ConnectException refused) {
-            return false;
-        } catch (IOException full) {
-            return true;
         }
     }
 

@@ -257,6 +257,27 @@ final class ShmDirectory {
     }
 
     /**
+     * Whether a process listens at the rendezvous socket {@code socket}: only a refused connect says nobody
+     * does; any other failure (a full queue: a live listener that is not accepting; permissions, a file
+     * that is not a socket) counts as someone, whose file is not ours to remove or take over. Never waits
+     * ({@link ShmClient#connectRendezvous}): a blocking connect to a full queue waits until the listener
+     * accepts, and held the application's bind, or the clean-up, that long (docs/reliability.md, bug 34).
+     */
+    static boolean someoneListens(Path socket) throws IOException {
+        // a probe that cannot be opened (out of descriptors) is the caller's failure, not an answer
+        try (java.nio.channels.SocketChannel probe = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            try {
+                ShmClient.connectRendezvous(probe, socket);
+                return true;
+            } catch (java.net.ConnectException refused) {
+                return false;
+            } catch (IOException other) {
+                return true;
+            }
+        }
+    }
+
+    /**
      * Deletes {@code port-<n>[.net<netns>].sock} rendezvous files no process listens on any more (a JVM killed, or
      * one that exited while a listener was being set up): a connect to them is refused. A live
      * listener just sees a connection close without a word, which it ignores. Returns how many were removed.
@@ -265,18 +286,14 @@ final class ShmDirectory {
         int removed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "port-*.sock")) {
             for (Path f : files) {
-                try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-                    // without waiting: a listener that does not accept, its queue full, would hold a
-                    // blocking connect (then the connect fails with EAGAIN, below: kept)
-                    ch.configureBlocking(false);
-                    ch.connect(java.net.UnixDomainSocketAddress.of(f));
-                    // someone listens: keep it
-                } catch (java.net.ConnectException refused) {
-                    if (Files.deleteIfExists(f)) {
-                        removed++;
-                    }
-                } catch (IOException other) {
-                    // not ours to judge (permissions, a file that is not a socket): leave it
+                boolean live;
+                try {
+                    live = someoneListens(f);
+                } catch (IOException cannotProbe) {
+                    live = true; // not ours to judge: leave it
+                }
+                if (!live && Files.deleteIfExists(f)) {
+                    removed++;
                 }
             }
         }
