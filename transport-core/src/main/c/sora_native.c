@@ -269,6 +269,17 @@ EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_peerUid0(JNI
     return (jlong)cred.uid;
 }
 
+/* 1 when the socket fd has SO_LINGER on with 0 seconds (its close resets the connection), 0 when not, -errno on failure. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_lingersZero0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    struct linger l;
+    socklen_t len = sizeof(l);
+    if (getsockopt(fd, SOL_SOCKET, SO_LINGER, &l, &len) != 0) return -errno;
+    return l.l_onoff != 0 && l.l_linger == 0 ? 1 : 0;
+}
+
 /* The effective user id of this process (what SO_PEERCRED reports of it to its peers). */
 EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_effectiveUid0(JNIEnv *env, jclass cls)
 {

@@ -175,6 +175,12 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void closing(Socket socket) {
+        PairedSocket p = recorder.paired(socket);
+        if (p != null && PairedSocket.lingersZero(socket)) p.connection.resetOnClose();
+    }
+
+    @Override
     public void closed(Socket socket) {
         PairedSocket.forget(socket);
         client.withdraw(socket);

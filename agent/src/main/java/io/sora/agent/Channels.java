@@ -278,7 +278,10 @@ final class Channels {
         connecting.remove(ch);
         client.withdraw(ch);
         PairedChannel p = paired.get(ch);
-        if (p != null) recorder.closed(ch.socket());
+        if (p == null) return;
+        // its descriptor is still open: a linger of 0 (the channel's own option is unreadable now) resets
+        if (io.sora.transport.NativeSockets.lingersZero(io.sora.transport.NativeSockets.fdOfClosing(ch))) p.connection.resetOnClose();
+        recorder.closed(ch.socket());
     }
 
     void shutdown(SocketChannel ch, boolean input) {

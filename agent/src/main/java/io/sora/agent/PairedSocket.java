@@ -51,6 +51,19 @@ final class PairedSocket {
         return s;
     }
 
+    /**
+     * Whether {@code socket}'s {@code SO_LINGER} is on with 0 seconds, which makes its TCP close a reset
+     * (false when that cannot be read: closed already). Read as its close begins, so every way of
+     * setting it counts: {@code setSoLinger}, {@code setOption}, a channel's adaptor.
+     */
+    static boolean lingersZero(Socket socket) {
+        try {
+            return socket.getSoLinger() == 0;
+        } catch (java.net.SocketException closed) {
+            return false;
+        }
+    }
+
     /** The close action registered with the cleaner; captures no socket. */
     private static Runnable closer(FastConnection c, Tracer tracer) {
         return () -> PathRecorder.close(c, tracer);

@@ -37,6 +37,14 @@ public interface FastConnection extends Closeable {
     @Override
     void close() throws IOException;
 
+    /**
+     * The close that follows is abortive, as a TCP close with {@code SO_LINGER} 0 (a reset): the peer
+     * reads what was sent before it, then gets "Connection reset" instead of the end of the stream, and
+     * its writes fail. Called as the application closes a socket whose linger is 0.
+     */
+    default void resetOnClose() {
+    }
+
     long bytesSent();
 
     long bytesReceived();

@@ -42,7 +42,17 @@ public final class NativeSockets {
      * channel of another implementation). Valid only while the channel is open: the caller keeps it open.
      */
     public static int fd(SelectableChannel channel) {
-        if (FD_VAL == null || !Futex.isAvailable() || !channel.isOpen()) return -1;
+        if (!channel.isOpen()) return -1;
+        return fdOfClosing(channel);
+    }
+
+    /**
+     * As {@link #fd}, for a channel whose close has begun on the calling thread and not yet reached its
+     * descriptor (the JDK's {@code implCloseSelectableChannel} as it begins: {@code isOpen()} is false
+     * already, the descriptor still open).
+     */
+    public static int fdOfClosing(SelectableChannel channel) {
+        if (FD_VAL == null || !Futex.isAvailable()) return -1;
         try {
             return (int) FD_VAL.invokeExact(channel);
         } catch (ClassCastException e) {
@@ -72,6 +82,15 @@ public final class NativeSockets {
     /** The effective user id of the peer of the connected Unix-domain socket {@code fd}; {@code -errno} on failure. */
     public static long peerUid(int fd) {
         return peerUid0(fd);
+    }
+
+    /**
+     * Whether the socket {@code fd} has {@code SO_LINGER} on with 0 seconds (its close is a reset); false
+     * when it cannot tell ({@code fd} negative, libsora not loaded, the call failed).
+     */
+    public static boolean lingersZero(int fd) {
+        if (fd < 0 || !Futex.isAvailable()) return false;
+        return lingersZero0(fd) == 1;
     }
 
     /** This process's effective user id (the one its peers see). */
@@ -132,6 +151,8 @@ public final class NativeSockets {
     private static native long peerUid0(int fd);
 
     private static native long effectiveUid0();
+
+    private static native int lingersZero0(int fd);
 
     private static native int awaitReadable0(int fd, int millis);
 }

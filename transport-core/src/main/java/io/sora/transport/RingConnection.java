@@ -25,6 +25,8 @@ public class RingConnection implements FastConnection {
     private final RingInputStream in;
     private final RingOutputStream out;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The close is abortive ({@link #resetOnClose}). */
+    private volatile boolean reset;
     /** Told after every wake-up of the reader or writer (a selector waiting for this connection); may be null. */
     private volatile Runnable readinessListener;
 
@@ -144,7 +146,7 @@ public class RingConnection implements FastConnection {
         // counted). Bounded: a writer that cannot leave (stuck in the medium) does not hold the close.
         out.awaitWritesLeft(CLOSE_WAITS_FOR_WRITE_NANOS);
         try {
-            medium.publishFlags(RingMedium.CLOSED);
+            medium.publishFlags(reset ? RingMedium.CLOSED | RingMedium.RESET : RingMedium.CLOSED);
         } finally {
             medium.close();
             // Both streams were woken above: a read or write in progress leaves within a wake-up, and any
@@ -157,6 +159,11 @@ public class RingConnection implements FastConnection {
             in.whenIdle(left);
             out.whenIdle(left);
         }
+    }
+
+    @Override
+    public void resetOnClose() {
+        reset = true;
     }
 
     @Override

@@ -75,6 +75,8 @@ public final class RingInputStream extends InputStream {
     private long delivered;
     /** Set once -1 was returned for a peer EOF, so late bytes (a racing close) never resurrect the stream. */
     private boolean eofReturned;
+    /** Set once the peer's abortive close ({@link RingMedium#RESET}) was reported: reads report it again. */
+    private boolean resetSeen;
     private volatile boolean closed;
     private volatile boolean inputShutdown;
     private volatile Thread waiter;
@@ -181,6 +183,7 @@ public final class RingInputStream extends InputStream {
             // behavior to return -1, even if socket is closed"); a shutdown input's -1 counts as that end
             if (eofReturned) return -1;
             if (closed) throw new SocketException("Socket closed");
+            if (resetSeen) throw new SocketException("Connection reset");
             if (inputShutdown) {
                 eofReturned = true;
                 return -1;
@@ -190,6 +193,12 @@ public final class RingInputStream extends InputStream {
             if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;
             // Flags are published after the final cursor: re-read it before declaring EOF.
             if (medium.producedByPeer() == c) {
+                // an abortive close: the bytes sent before it were read, then the reset, for good (as the
+                // JDK's socket after a TCP reset)
+                if ((medium.peerFlags() & RingMedium.RESET) != 0) {
+                    resetSeen = true;
+                    throw new SocketException("Connection reset");
+                }
                 eofReturned = true;
                 return -1;
             }

@@ -51,6 +51,11 @@ public interface RingMedium {
     int CLOSED = 4;
     /** Flag (peer only, set by the medium): the peer vanished without closing, e.g. its process died. */
     int DEAD = 8;
+    /**
+     * Flag, with {@link #CLOSED}: the close was abortive (the application's {@code SO_LINGER} of 0, which
+     * resets a TCP connection): the peer reads the bytes already there, then "Connection reset".
+     */
+    int RESET = 16;
 
     /** Called by the medium when the peer may have changed something a waiting engine looks at. */
     interface Waker {

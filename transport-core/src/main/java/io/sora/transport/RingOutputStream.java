@@ -19,8 +19,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       return, so {@link #flush()} has nothing to do.</li>
  *   <li>After {@link #shutdown()} the peer reads the bytes written so far, then EOF; a later write
  *       throws {@code SocketException("Socket output is shutdown")}.</li>
- *   <li>A peer that closed gives {@code SocketException("Broken pipe")}, one that died
- *       {@code SocketException("Connection reset by peer")}, also to a writer blocked for credits.
+ *   <li>A peer that closed gives {@code SocketException("Broken pipe")}, one that died or closed
+ *       abortively ({@code SO_LINGER} 0) {@code SocketException("Connection reset by peer")}, also to a
+ *       writer blocked for credits.
  *       A peer that shut down its input accepts and discards (as TCP does).</li>
  *   <li>After {@link #closeLocal()} writes throw {@code SocketException("Socket closed")}, including
  *       a write blocked at that moment.</li>
@@ -235,7 +236,7 @@ public final class RingOutputStream extends OutputStream {
     }
 
     private static SocketException peerGone(int peerFlags) {
-        return (peerFlags & RingMedium.DEAD) != 0
+        return (peerFlags & (RingMedium.DEAD | RingMedium.RESET)) != 0
                 ? new SocketException("Connection reset by peer")
                 : new SocketException("Broken pipe");
     }

@@ -223,6 +223,42 @@ class RingStreamsTest {
         assertThrows(SocketException.class, () -> a.outputStream().write(1));
     }
 
+    /**
+     * An abortive close (the application's SO_LINGER 0): the peer reads the bytes sent before it, then
+     * "Connection reset" for good, not the end; a reader waiting when it comes is woken with it; writes
+     * fail as after a TCP reset. Measured over TCP on JDK 17 and 25 (the semantics suites hold both paths
+     * to the same).
+     */
+    @Test
+    void abortiveCloseResetsThePeerAfterTheBytesSentBeforeIt() throws Exception {
+        open(64, 64, 10);
+        a.outputStream().write(new byte[] {1, 2, 3});
+        a.resetOnClose();
+        a.close();
+        assertArrayEquals(new byte[] {1, 2, 3}, readExactly(b.inputStream(), 3));
+        SocketException r = assertThrows(SocketException.class, () -> b.inputStream().read());
+        assertEquals("Connection reset", r.getMessage());
+        assertEquals("Connection reset", assertThrows(SocketException.class, () -> b.inputStream().read()).getMessage());
+        assertEquals(0, b.inputStream().available());
+        SocketException w = assertThrows(SocketException.class, () -> b.outputStream().write(1));
+        assertEquals("Connection reset by peer", w.getMessage());
+
+        open(64, 64, 10);
+        Future<Integer> blocked = CompletableFuture.supplyAsync(() -> {
+            started = Thread.currentThread();
+            try {
+                return b.inputStream().read(new byte[4]);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }, pool);
+        awaitWaiting(blocked);
+        a.resetOnClose();
+        a.close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> blocked.get(10, TimeUnit.SECONDS));
+        assertEquals("Connection reset", e.getCause().getCause().getMessage());
+    }
+
     @Test
     void peerDeathDrainsReaderAndResetsBlockedWriter() throws Exception {
         open(64, 64, 10);

@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 4;
+    public static final int ABI = 5;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -140,6 +140,17 @@ public final class SoraBridge {
         if (d != null) {
             try {
                 d.soTimeoutSet(s);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    public static void closing(Socket s) {
+        SoraDelegate d = delegate;
+        if (d != null) {
+            try {
+                d.closing(s);
             } catch (Throwable t) {
                 failed(t);
             }

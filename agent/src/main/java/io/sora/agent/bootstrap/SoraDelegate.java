@@ -40,6 +40,13 @@ public interface SoraDelegate {
     default void soTimeoutSet(Socket socket) {
     }
 
+    /**
+     * As {@code close()} begins, its descriptor still open: a paired socket whose {@code SO_LINGER} is 0
+     * closes its fast path abortively too (the peer gets "Connection reset", as from TCP).
+     */
+    default void closing(Socket socket) {
+    }
+
     void closed(Socket socket);
 
     void bound(ServerSocket server);

@@ -32,7 +32,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
  *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
  *   <li>{@code Socket.setSoTimeout(int)}: {@code SoraBridge.soTimeoutSet(this)} before return;</li>
- *   <li>{@code Socket.close()}: {@code SoraBridge.closed(this)} on the way out, normal or by an
+ *   <li>{@code Socket.close()}: {@code SoraBridge.closing(this)} first (its descriptor still open: a
+ *       paired socket whose {@code SO_LINGER} is 0 closes its fast path abortively), and
+ *       {@code SoraBridge.closed(this)} on the way out, normal or by an
  *       exception (rethrown), as the Byte Buddy advice does: only once the JDK has marked the socket
  *       closed is the fast path released, so a thread whose read fails with "Socket closed" already
  *       sees {@code isClosed()} true, as on TCP (JDK 25 marks the socket closed before closing its
@@ -178,6 +180,7 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "connecting",
                         "(Ljava/net/Socket;Ljava/net/SocketAddress;)V", false);
             }
+            if (socket && method.equals("close")) self("closing", "(Ljava/net/Socket;)V");
             if (catchAll()) {
                 super.visitLabel(start);
             }

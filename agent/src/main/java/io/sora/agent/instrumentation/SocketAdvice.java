@@ -131,7 +131,8 @@ public final class SocketAdvice {
     /** {@code close()}: release the fast path whatever the TCP close did. */
     public static final class Close {
         @Advice.OnMethodEnter(suppress = Throwable.class)
-        static void enter(@Advice.This Object self) {
+        static void enter(@Advice.This Socket self) {
+            SoraBridge.closing(self);
             if (SoraBridge.methodTrace) {
                 SoraBridge.enter(10, self);
             }

@@ -67,6 +67,7 @@ class LeanSocketPatchTest {
         byte[] patched = LeanSocketPatch.patch(name, jdkClass(name), new ArrayList<>());
         List<String> handlers = new ArrayList<>();
         int[] bridgeCalls = {0};
+        List<String> calls = new ArrayList<>();
         new ClassReader(patched).accept(new ClassVisitor(Opcodes.ASM9) {
             @Override
             public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] ex) {
@@ -86,13 +87,19 @@ class LeanSocketPatchTest {
 
                     @Override
                     public void visitMethodInsn(int op, String owner, String n, String d, boolean itf) {
-                        if (owner.equals("io/sora/agent/bootstrap/SoraBridge")) bridgeCalls[0]++;
+                        if (!owner.equals("io/sora/agent/bootstrap/SoraBridge")) return;
+                        calls.add(n);
+                        if (!n.equals("closing")) bridgeCalls[0]++;
                     }
 
                     @Override
                     public void visitEnd() {
                         // one call before each return, one in the catch-all handler
                         assertEquals(returns + 1, bridgeCalls[0], "bridge calls in close()");
+                        // a socket's close tells the bridge first, its descriptor still open (SO_LINGER 0: a reset)
+                        boolean socket = name.equals("java/net/Socket");
+                        assertEquals(socket ? 1 : 0, calls.stream().filter("closing"::equals).count(), calls::toString);
+                        if (socket) assertEquals("closing", calls.get(0), calls::toString);
                     }
                 };
             }

@@ -76,6 +76,46 @@ public abstract class AbstractChannelSemanticsTest {
         server.close();
     }
 
+    /**
+     * An abortive close (SO_LINGER 0) resets the connection: the peer reads the bytes sent before it,
+     * then "Connection reset" (again at the next read), and its writes fail, as over TCP on JDK 17 and
+     * 25 (docs/reliability.md, bug 39).
+     */
+    @Test
+    void anAbortiveCloseResetsThePeerAfterTheBytesSentBeforeIt() throws IOException {
+        writeFully(accepted, ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        accepted.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+        accepted.close();
+        assertArrayEquals(new byte[] {1, 2, 3}, readFully(client, ByteBuffer.allocate(3)));
+        java.net.SocketException r = assertThrows(java.net.SocketException.class, () -> client.read(ByteBuffer.allocate(1)));
+        assertEquals("Connection reset", r.getMessage());
+        r = assertThrows(java.net.SocketException.class, () -> client.read(ByteBuffer.allocate(1)));
+        assertEquals("Connection reset", r.getMessage());
+        assertThrows(IOException.class, () -> client.write(ByteBuffer.wrap(new byte[] {9})));
+    }
+
+    /** A selector reports the reset as readable (a read then says so), after the bytes before it. */
+    @Test
+    void aSelectorReportsAnAbortiveCloseAsReadable() throws IOException {
+        client.configureBlocking(false);
+        try (Selector sel = Selector.open()) {
+            client.register(sel, SelectionKey.OP_READ);
+            writeFully(accepted, ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            accepted.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+            accepted.close();
+            ByteBuffer got = ByteBuffer.allocate(3);
+            for (int i = 0; i < 100 && got.hasRemaining(); i++) {
+                assertEquals(1, sel.select(10_000), "readable with bytes");
+                sel.selectedKeys().clear();
+                assertTrue(client.read(got) >= 0, "bytes before the reset");
+            }
+            assertArrayEquals(new byte[] {1, 2, 3}, got.array());
+            assertEquals(1, sel.select(10_000), "readable with the reset");
+            java.net.SocketException r = assertThrows(java.net.SocketException.class, () -> client.read(ByteBuffer.allocate(1)));
+            assertEquals("Connection reset", r.getMessage());
+        }
+    }
+
     @Test
     void heapBuffersCarryEveryByteBothWays() throws IOException {
         writeFully(client, ByteBuffer.wrap(bytes(1000, 1)));

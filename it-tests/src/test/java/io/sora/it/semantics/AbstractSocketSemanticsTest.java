@@ -93,6 +93,48 @@ public abstract class AbstractSocketSemanticsTest {
         }
     }
 
+    /**
+     * An abortive close (SO_LINGER 0) resets the connection: the peer reads the bytes sent before it,
+     * then "Connection reset" (again at the next read), and its writes fail, as over TCP on JDK 17 and
+     * 25. Before, a paired socket's peer read the end of the stream: a truncated answer looked whole
+     * (docs/reliability.md, bug 39).
+     */
+    @Test
+    void anAbortiveCloseResetsThePeerAfterTheBytesSentBeforeIt() throws IOException {
+        accepted.getOutputStream().write(new byte[] {1, 2, 3});
+        accepted.setSoLinger(true, 0);
+        accepted.close();
+        InputStream in = client.getInputStream();
+        assertEquals(1, in.read());
+        assertEquals(2, in.read());
+        assertEquals(3, in.read());
+        assertEquals("Connection reset", assertThrows(SocketException.class, in::read).getMessage());
+        assertEquals("Connection reset", assertThrows(SocketException.class, in::read).getMessage());
+        assertThrows(SocketException.class, () -> client.getOutputStream().write(9));
+    }
+
+    /** The linger set as an option, on the client: the server's reads are reset after its bytes. */
+    @Test
+    void aLingerOfZeroSetAsAnOptionResetsToo() throws IOException {
+        client.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
+        client.getOutputStream().write(5);
+        client.close();
+        InputStream in = accepted.getInputStream();
+        assertEquals(5, in.read());
+        assertEquals("Connection reset", assertThrows(SocketException.class, in::read).getMessage());
+    }
+
+    /** A linger of some seconds is an orderly close: the peer reads the bytes, then the end. */
+    @Test
+    void aLingerOfSomeSecondsClosesAsUsual() throws IOException {
+        accepted.setSoLinger(true, 5);
+        accepted.getOutputStream().write(4);
+        accepted.close();
+        InputStream in = client.getInputStream();
+        assertEquals(4, in.read());
+        assertEquals(-1, in.read());
+    }
+
     /** The one thread of an idle single-thread executor (it runs a task to say which). */
     private static Thread threadOf(ExecutorService single) throws Exception {
         return single.submit(Thread::currentThread).get(10, TimeUnit.SECONDS);

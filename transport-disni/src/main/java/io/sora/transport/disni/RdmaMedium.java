@@ -91,7 +91,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      */
     static final int DIRECT_SLICE_MILLIS = 50;
     static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
-    private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED;
+    private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED | RESET;
     /** Peer receives kept for CTRL messages: data WRITEs never take them. */
     static final int CTRL_RESERVE = 16;
     /** At most this many of my messages may be unreturned by the peer when I post a data WRITE. */

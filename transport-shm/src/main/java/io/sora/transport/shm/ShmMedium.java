@@ -324,7 +324,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public void publishFlags(int flags) {
-        words.getAndBitwiseOrInt(offMyState + Segment.FLAGS, flags & (OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED));
+        words.getAndBitwiseOrInt(offMyState + Segment.FLAGS, flags & (OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED | RESET));
         VarHandle.fullFence();
         // A peer that closed its end has no thread left waiting on this connection, nor a channel to ring.
         if ((words.getIntAcquire(offPeerState + Segment.FLAGS) & CLOSED) != 0) return;
