@@ -91,6 +91,12 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      */
     static final int DIRECT_SLICE_MILLIS = 50;
     static final long CLOSE_WAIT_NANOS = 1_000_000_000L;
+    /**
+     * How long the completion thread goes on sending, after a close, the bytes (and the end) held back
+     * for the peer's slot credits: credits come only once the peer's application reads, which may be long
+     * after (a server not yet in accept()). After it, the peer gets the end as a reset after what it has.
+     */
+    static final long LINGER_NANOS = 60_000_000_000L;
     private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED | RESET;
     /** Peer receives kept for CTRL messages: data WRITEs never take them. */
     static final int CTRL_RESERVE = 16;
@@ -146,8 +152,21 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     private volatile int flagsSent;
     private long myProduced;
     private volatile long closeSeq = -1;
+    /** A reader (writer) of the streams sleeps: only the completion thread can wake it. */
     private volatile boolean readerWaiting;
     private volatile boolean writerWaiting;
+    /**
+     * A selector waits for the reader's (writer's) readiness. Apart from {@link #readerWaiting}: a disarm
+     * at the end of a select must not erase the mark of a blocking read sleeping meanwhile (found in review,
+     * 2026-11-29: the completion thread parked, and the peer's bytes never woke the read).
+     */
+    private volatile boolean readerArmed;
+    private volatile boolean writerArmed;
+    /**
+     * Closed with bytes or the end held back for slot credits: until when (System.nanoTime) the completion
+     * thread goes on sending them ({@link #LINGER_NANOS}); 0: not lingering.
+     */
+    private volatile long lingerUntil;
     /** How long a reader waits on the completion channel itself ({@link #awaitReader}); 0: never. */
     private final int directSliceMillis;
     /**
@@ -409,7 +428,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     }
 
     private boolean needed() {
-        return readerWaiting || writerWaiting || pairing || unsent();
+        return readerWaiting || readerArmed || writerWaiting || writerArmed || pairing || unsent() || lingerUntil != 0;
     }
 
     /** Bytes or flags held back for lack of slot credits: the completion thread polls for the credits. */
@@ -429,11 +448,13 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                     if (terminate) break;
                     qp.arm();
                     drain();
+                    lingered();
                     if (terminate || !needed()) continue;
                     threadWaits++;
                     qp.awaitEvent(eventWaitMillis());
                     drain();
                     expireIfDue();
+                    lingered();
                 } finally {
                     qp.leaveEvents();
                 }
@@ -443,6 +464,33 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         } finally {
             release();
         }
+    }
+
+    /**
+     * After a close that left bytes or the end held back for slot credits ({@link #close}), on the completion
+     * thread, which sends them as the credits come ({@link #pumpIfDue}): once everything went and the end's
+     * message completed, or the peer closed or died, the connection is dropped as a close drops it; past
+     * {@link #LINGER_NANOS} what is still held is given up and the peer told so with a reset after what it got.
+     */
+    private void lingered() {
+        long until = lingerUntil;
+        if (until == 0 || terminate) return;
+        if (failure == null && (peerFlags.get() & (CLOSED | DEAD)) == 0) {
+            if (unsent()) {
+                if (System.nanoTime() - until < 0) return;
+                synchronized (ctrlLock) {
+                    try {
+                        qp.postCtrl(localConsumed, myFlags | CLOSED | RESET, qp.reposted(), false);
+                    } catch (IOException e) {
+                        // the drop below tells the peer the connection is gone
+                    }
+                }
+            } else {
+                long seq = closeSeq;
+                if (seq > 0 && qp.completedUpTo() < seq) return; // the end's message completes as an event
+            }
+        }
+        abort();
     }
 
     private void drain() {
@@ -671,7 +719,17 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     /** A selector waits for this reader: only the completion thread can wake it. */
     @Override
     public void armReaderWaker(boolean armed) {
-        readerWaiting = armed;
+        readerArmed = armed;
+        if (armed) {
+            VarHandle.fullFence();
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** A selector waits for this writer's credits: only the completion thread can wake it. */
+    @Override
+    public void armWriterWaker(boolean armed) {
+        writerArmed = armed;
         if (armed) {
             VarHandle.fullFence();
             LockSupport.unpark(thread);
@@ -738,15 +796,22 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /**
      * Waits (bounded) until the CLOSED message has completed, i.e. the peer has every byte and the
-     * flag, then disconnects; the completion thread releases the resources.
+     * flag, then disconnects; the completion thread releases the resources. Bytes or the flag still held
+     * back for the peer's slot credits (more small writes than it has receives posted, its application
+     * not reading yet: only its reads return credits) are left to the completion thread, which sends them
+     * as the credits come ({@link #lingered}), and the close returns at once, as TCP's does with bytes in
+     * its send buffer. Before, the close waited 1 s for them, then disconnected: the peer read what had
+     * gone and then the end, the rest lost unseen (found in review, 2026-11-29).
      */
     @Override
     public void close() {
         long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-        // bytes and the CLOSED flag held back for slot credits go first (bounded: a peer that reads nothing returns none)
-        while (unsent() && failure == null && (peerFlags.get() & (CLOSED | DEAD)) == 0 && System.nanoTime() - deadline < 0) {
-            if (qp.poll(true) <= 0) LockSupport.parkNanos(10_000L);
-            pump();
+        pump();
+        if (unsent() && failure == null && (peerFlags.get() & (CLOSED | DEAD)) == 0) {
+            long until = System.nanoTime() + LINGER_NANOS;
+            lingerUntil = until == 0 ? 1 : until;
+            LockSupport.unpark(thread);
+            return;
         }
         long seq = closeSeq;
         while (seq > 0 && qp.completedUpTo() < seq && failure == null && System.nanoTime() - deadline < 0) {
@@ -755,8 +820,14 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         abort();
     }
 
-    /** Drops the connection without a CLOSED flag (the peer sees it die); pairing failures and listener close use it. */
+    /**
+     * Drops the connection without a CLOSED flag (the peer sees it die); pairing failures and listener close
+     * use it. Streams on this medium end too, as at the peer's death (EOF after what arrived; writes fail):
+     * a connection an accept had just claimed when its listener's close aborted it left its reads and
+     * writes waiting for ever (found in review, 2026-11-29).
+     */
     void abort() {
+        if (peerFlags.markDead()) wakeBoth();
         closing = true;
         pairing = false;
         listener = null;

@@ -405,6 +405,85 @@ class RdmaMediumTest {
     }
 
     /**
+     * A close while bytes wait for the peer's slot credits (more small writes than it has receives posted,
+     * its application not reading yet, so its completion thread polls nothing and returns no credits):
+     * the close returns at once, as TCP's, and the bytes and the end still reach the peer once it reads,
+     * however long after; with SO_LINGER 0 the reset comes after them. Before, the close waited 1 s,
+     * then disconnected: the peer read the first 112 writes and then the end, the rest lost unseen
+     * (found in review, 2026-11-29).
+     */
+    @Test
+    void aCloseWithBytesHeldForCreditsDeliversThemAllThenTheEnd() throws Exception {
+        for (boolean reset : new boolean[] {false, true}) {
+            link = new Link();
+            link.vb.onPeerDisconnect(() -> link.b.onCmGone("peer disconnected"));
+            link.va.onPeerDisconnect(() -> link.a.onCmGone("peer disconnected"));
+            byte[] sent = new byte[300];
+            OutputStream out = link.ca.outputStream();
+            for (int i = 0; i < sent.length; i++) {
+                sent[i] = (byte) (i * 5 + 3);
+                out.write(sent[i]);
+            }
+            if (reset) link.ca.resetOnClose();
+            long t0 = System.nanoTime();
+            link.ca.close();
+            long closeMillis = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(closeMillis < 500, "close waited " + closeMillis + " ms for the peer's credits");
+            settle(link.b, link.vb); // the peer's application comes later
+            InputStream in = link.cb.inputStream();
+            assertArrayEquals(sent, readAll(in, sent.length));
+            if (reset) {
+                assertEquals("Connection reset", assertThrows(java.net.SocketException.class, in::read).getMessage());
+            } else {
+                assertEquals(-1, in.read());
+            }
+            link.abort();
+        }
+    }
+
+    /**
+     * A selector's disarm must not erase the mark of a reader sleeping on the stream (a blocking read
+     * begun on a channel whose cancelled key's select was still waiting, bug 30's sequence): the completion
+     * thread would park and the peer's bytes never wake the read (found in review, 2026-11-29).
+     */
+    @Test
+    void aSelectorsDisarmLeavesASleepingReaderWoken() throws Exception {
+        link = new Link(0);
+        link.b.armReaderWaker(true);
+        AtomicReference<Object> got = new AtomicReference<>();
+        Thread reader = startReader(link.cb.inputStream(), got, "sleeping-reader");
+        await("reader sleeps", () -> reader.getState() == Thread.State.WAITING || reader.getState() == Thread.State.TIMED_WAITING);
+        link.b.armReaderWaker(false);
+        // the completion thread's wait ends (kicked): it waits again for the sleeping reader, or parks
+        long waits = link.b.waitCounts()[1];
+        Thread t = link.b.completionThread();
+        await("the completion thread waits again, or parks", () -> {
+            link.vb.kick();
+            return link.b.waitCounts()[1] > waits || (t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == link.b);
+        });
+        link.ca.outputStream().write(42);
+        reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertEquals(42, got.get(), "the read woken by the peer's byte");
+    }
+
+    /**
+     * A connection dropped under its streams (a listener's close aborting a pairing its accept had just
+     * claimed) ends them, as the peer's death would: a read gets the end, not a wait for ever (found in
+     * review, 2026-11-29).
+     */
+    @Test
+    void anAbortedMediumEndsItsStreams() throws Exception {
+        link = new Link();
+        AtomicReference<Object> got = new AtomicReference<>();
+        Thread reader = startReader(link.cb.inputStream(), got, "reader-of-aborted");
+        await("reader sleeps", () -> reader.getState() == Thread.State.WAITING || reader.getState() == Thread.State.TIMED_WAITING);
+        link.b.abort();
+        reader.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        assertEquals(-1, got.get(), "the read of an aborted connection");
+        assertThrows(IOException.class, () -> link.cb.outputStream().write(1));
+    }
+
+    /**
      * Both directions at once with small writes and readers that keep up: nothing is lost, nothing
      * stalls, and no message ever finds the peer without a posted receive.
      */
