@@ -343,11 +343,21 @@ final class BridgeDelegate implements SoraDelegate {
         channels.detach();
     }
 
-    void stop(Runnable whenDone) {
-        channels.detach();
+    /**
+     * Detach, before the bridge goes: no pairing begins or completes any more. The listeners close (waiting
+     * accepts return TCP, later requests are refused) and announcements are withdrawn while the accept hook
+     * can still claim what was committed: closing them only after the bridge was cleared let a client
+     * commit a pairing that no accept claimed, its connection then reset (found in review, 2026-11-29).
+     */
+    void stopPairing() {
         hotAttach.stop();
         client.stop();
         closeListeners();
+    }
+
+    void stop(Runnable whenDone) {
+        channels.detach();
+        stopPairing();
         DetachedConnections<PairedSocket> left = new DetachedConnections<>();
         recorder.handOver(left);
         left.start(p -> p.cleanable.clean(), whenDone);

@@ -51,6 +51,8 @@ final class Listeners {
     private final Tracer tracer;
     /** By {@code ServerSocket} or {@code ServerSocketChannel}. */
     private final WeakIdentityMap<Object, Server> servers = new WeakIdentityMap<>();
+    /** Set by the detach's {@link #closeAll}: a server socket bound later gets no listener. */
+    private volatile boolean stopped;
 
     Listeners(RuleSet rules, Map<Provider, Transport> transports, Tracer tracer) {
         this.rules = rules;
@@ -64,10 +66,14 @@ final class Listeners {
                 || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
             return;
         }
-        Server l = listen(bound, null);
-        if (l != null) {
-            servers.put(server, l);
-        }
+        remember(server, listen(bound, null));
+    }
+
+    /** Keeps {@code l} as {@code server}'s listeners, unless the detach closed them all meanwhile. */
+    private void remember(Object server, Server l) {
+        if (l == null) return;
+        servers.put(server, l);
+        if (stopped && servers.remove(server) != null) l.close();
     }
 
     /** A server socket channel was bound (docs/nio.md): its listeners start as for a server socket. */
@@ -75,10 +81,7 @@ final class Listeners {
         if (rules.isEmpty()) {
             return;
         }
-        Server l = listen(bound, null);
-        if (l != null) {
-            servers.put(server, l);
-        }
+        remember(server, listen(bound, null));
     }
 
     /** The listeners of a server socket (or server socket channel), or null. */
@@ -102,6 +105,7 @@ final class Listeners {
 
     /** Every listener of a bound server socket stops (detach, JVM exit). */
     void closeAll() {
+        stopped = true;
         servers.drain((server, l) -> l.close());
     }
 
@@ -111,6 +115,7 @@ final class Listeners {
      * bound before a hot attach.
      */
     Server listen(InetSocketAddress bound, AcceptGate gate) {
+        if (stopped) return null;
         boolean adopt = gate != null;
         Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
         Map<Provider, String> failures = new EnumMap<>(Provider.class);

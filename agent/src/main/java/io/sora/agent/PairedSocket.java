@@ -21,6 +21,9 @@ final class PairedSocket {
     final SocketCleaner.Cleanable cleanable;
     private WeakReference<InputStream> in = new WeakReference<>(null);
     private WeakReference<OutputStream> out = new WeakReference<>(null);
+    /** Whether the application was ever given this socket's input (output) stream; guarded by this. */
+    private boolean inTaken;
+    private boolean outTaken;
 
     private PairedSocket(FastConnection connection, Rule rule, SocketCleaner.Cleanable cleanable) {
         this.connection = connection;
@@ -38,6 +41,7 @@ final class PairedSocket {
         if (s == null) {
             s = new PinnedStreams.In(connection.inputStream(), socket);
             in = new WeakReference<>(s);
+            inTaken = true;
         }
         return s;
     }
@@ -47,8 +51,17 @@ final class PairedSocket {
         if (s == null) {
             s = new PinnedStreams.Out(connection.outputStream(), socket);
             out = new WeakReference<>(s);
+            outTaken = true;
         }
         return s;
+    }
+
+    /**
+     * Whether the application was given both streams: after a detach only those keep the fast path (a
+     * stream asked for later is the TCP socket's, on which the peer sends nothing).
+     */
+    synchronized boolean bothStreamsTaken() {
+        return inTaken && outTaken;
     }
 
     /**

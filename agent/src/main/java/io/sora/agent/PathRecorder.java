@@ -31,6 +31,8 @@ final class PathRecorder {
     private final WeakIdentityMap<Socket, PairedSocket> paired = new WeakIdentityMap<>();
     /** Closes the fast path of a paired socket dropped unclosed; ended at detach ({@link #handOver}). */
     private final SocketCleaner cleaner = new SocketCleaner();
+    /** Set by the detach's {@link #handOver}: a pairing recorded after it has nobody to serve its streams. */
+    private volatile boolean handedOver;
 
     PathRecorder(Tracer tracer, ConnectionRegistry registry) {
         this.tracer = tracer;
@@ -69,7 +71,16 @@ final class PathRecorder {
         java.net.InetSocketAddress remote = side == Side.CLIENT ? key.server() : key.client();
         if (result instanceof PairingResult.Paired p) {
             FastConnection c = p.connection();
-            paired.put(socket, PairedSocket.register(socket, c, rule, tracer, cleaner));
+            PairedSocket ps = PairedSocket.register(socket, c, rule, tracer, cleaner);
+            paired.put(socket, ps);
+            if (handedOver) {
+                // a pairing that finished after the detach's hand-over (it began before the bridge went): nothing
+                // serves its streams any more, so its fast path closes at once (the peer sees the end) and the
+                // socket is TCP, rather than each end waiting for the other's bytes (found in review, 2026-11-29)
+                if (paired.remove(socket) != null) ps.cleanable.clean();
+                tcp(socket, side, "sora detached while this connection was being paired", true, local, remote);
+                return;
+            }
             String reason = pairedReason(rule);
             registry.add(socket, c.id(), side, local, remote, c.path(), reason, c);
             if (tracer.isOn(Category.NET)) {
@@ -145,11 +156,23 @@ final class PathRecorder {
     }
 
     /**
-     * Detach: every paired socket goes to {@code left}, which closes its fast path when the application
-     * closes it (or drops it: the watcher sees a collected socket too); the cleaner's thread ends.
+     * Detach: every paired socket whose application holds both streams goes to {@code left}, which closes
+     * its fast path when the application closes it (or drops it: the watcher sees a collected socket too);
+     * the others' fast paths close now; a pairing recorded later closes at once; the cleaner's thread ends.
      */
     void handOver(DetachedConnections<PairedSocket> left) {
-        paired.drain(left::add);
+        handedOver = true;
+        // a paired socket whose application has not yet taken both streams would get the TCP socket's for
+        // the one it asks for later, on which the peer sends nothing: both ends would wait for ever. Its fast
+        // path closes now instead (the peer reads the end, its writes fail), a visible end (found in
+        // review, 2026-11-29: an accepted socket queued to a worker when the detach came)
+        paired.drain((socket, p) -> {
+            if (p.bothStreamsTaken()) {
+                left.add(socket, p);
+            } else {
+                p.cleanable.clean();
+            }
+        });
         cleaner.close();
     }
 

@@ -393,6 +393,8 @@ public final class SoraAgent {
     private void stop() {
         // paired channels first: once the bridge has no delegate, their reads and writes go to TCP
         delegate.stopChannels();
+        // and no pairing may complete unclaimed once the bridge is gone
+        delegate.stopPairing();
         SoraBridge.install(null, false);
         try {
             instrumentation.uninstall();

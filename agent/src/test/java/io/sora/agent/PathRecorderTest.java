@@ -89,6 +89,44 @@ class PathRecorderTest {
         assertEquals("no pairing request within 100 ms", registry.snapshot().get(0).getReason());
     }
 
+    /**
+     * Detach: a paired socket whose application holds both streams keeps its fast path (the watcher closes
+     * it with the socket); one whose streams were not both taken (an accepted socket queued to a worker, a
+     * client that wrote its request but had not asked for its input yet) is cut at once, since a stream
+     * asked for after the detach is the TCP socket's, on which the peer sends nothing; a pairing recorded
+     * after the hand-over (begun before the bridge went) is cut and recorded as TCP with why.
+     */
+    @Test
+    void theDetachKeepsOnlyTheConnectionsWhoseStreamsAreHeld() {
+        Socket held = new Socket();
+        Socket queued = new Socket();
+        Socket half = new Socket();
+        Closes ch = new Closes();
+        Closes cq = new Closes();
+        Closes c2 = new Closes();
+        recorder.record(held, Side.SERVER, KEY, rule, new PairingResult.Paired(ch));
+        InputStream in = recorder.paired(held).in(held);
+        OutputStream out = recorder.paired(held).out(held);
+        recorder.record(queued, Side.SERVER, KEY, rule, new PairingResult.Paired(cq));
+        recorder.record(half, Side.CLIENT, KEY, rule, new PairingResult.Paired(c2));
+        OutputStream halfOut = recorder.paired(half).out(half);
+        recorder.handOver(new io.sora.agent.status.DetachedConnections<>());
+        assertEquals(0, ch.closes.get(), "both streams held: kept until the socket closes");
+        assertEquals(1, cq.closes.get(), "no stream taken: cut");
+        assertEquals(1, c2.closes.get(), "only the output taken: cut");
+        Socket late = new Socket();
+        Closes cl = new Closes();
+        recorder.record(late, Side.CLIENT, KEY, rule, new PairingResult.Paired(cl));
+        assertEquals(1, cl.closes.get(), "a pairing recorded after the hand-over");
+        assertNull(recorder.paired(late));
+        var row = registry.snapshot().get(registry.snapshot().size() - 1);
+        assertEquals("tcp", row.getPath());
+        assertEquals("sora detached while this connection was being paired", row.getReason());
+        java.lang.ref.Reference.reachabilityFence(in);
+        java.lang.ref.Reference.reachabilityFence(out);
+        java.lang.ref.Reference.reachabilityFence(halfOut);
+    }
+
     /** Every Socket.close in the JVM consults the paired table: no close waits for a lock shared by the table. */
     @Test
     void aCloseWaitsForNoLockSharedByTheTable() throws Exception {
