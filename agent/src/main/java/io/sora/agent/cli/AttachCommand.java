@@ -78,7 +78,8 @@ final class AttachCommand implements Command {
                 throw CliException.failed("JVM " + pid + " was started with -XX:-EnableDynamicAgentLoading, so it refuses"
                         + " agents loaded at run time; restart it without that flag, or with -javaagent:sora-agent.jar");
             }
-            target.loadAgent(jar, options);
+            // the jar's path first: the target may hold this class from an earlier attach's jar (SoraLauncher.JAR_OPTION)
+            target.loadAgent(jar, io.sora.agent.launcher.SoraLauncher.JAR_OPTION + jar.toAbsolutePath() + "\n" + options);
             if (!target.soraAttached()) {
                 throw CliException.failed("sora did not start in JVM " + pid + "; that JVM's stderr says why");
             }

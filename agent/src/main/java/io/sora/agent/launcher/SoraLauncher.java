@@ -125,6 +125,15 @@ public final class SoraLauncher {
     public static void agentmain(String args, Instrumentation inst) {
         try {
             if (refusedUnderSecurityManager()) return;
+            // the jar the attach names: the JVM loads this class through the system class loader, which
+            // keeps the first copy it loaded, so after a detach an attach of a jar at another path would
+            // run from the first jar (gone, or another build: found in review, 2026-11-29)
+            if (args != null && args.startsWith(JAR_OPTION)) {
+                int end = args.indexOf('\n');
+                File named = new File(args.substring(JAR_OPTION.length(), end < 0 ? args.length() : end));
+                start(end < 0 ? "" : args.substring(end + 1), inst, true, false, named);
+                return;
+            }
             start(args, inst, true, false);
         } catch (Throwable t) {
             failed(t);
@@ -139,11 +148,28 @@ public final class SoraLauncher {
         main.invoke(null, (Object) args);
     }
 
+    /**
+     * What {@code sora attach} puts before the agent's options: the attached jar's path, then a newline.
+     * An attach of a jar at another path after a detach runs this class from the first jar still.
+     */
+    public static final String JAR_OPTION = "sora.agent.jar=";
+
     /** @param late started by {@link #startLate}: the bean is due now */
     private static void start(String args, Instrumentation inst, boolean attached, boolean late) {
+        File jar;
+        try {
+            jar = agentJar();
+        } catch (Throwable t) {
+            failed(t);
+            return;
+        }
+        start(args, inst, attached, late, jar);
+    }
+
+    /** As {@link #start(String, Instrumentation, boolean, boolean)}, from {@code jar}. */
+    private static void start(String args, Instrumentation inst, boolean attached, boolean late, File jar) {
         try {
             long t0 = System.nanoTime();
-            File jar = agentJar();
             AgentClassLoader loader = AgentClassLoader.forAgentJar(jar, true);
             long t1 = System.nanoTime();
             BootstrapInjector.inject(jar, inst, loader.pack());

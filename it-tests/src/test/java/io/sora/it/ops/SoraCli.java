@@ -23,7 +23,12 @@ final class SoraCli {
     }
 
     static SoraCli run(Path jdk, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(jdk.resolve("bin/java").toString(), "-jar", ForkedJvm.agentJar().toString()));
+        return runJar(jdk, ForkedJvm.agentJar(), args);
+    }
+
+    /** As {@link #run}, with the agent jar at {@code jar}. */
+    static SoraCli runJar(Path jdk, Path jar, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(jdk.resolve("bin/java").toString(), "-jar", jar.toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().remove("JAVA_TOOL_OPTIONS");
