@@ -115,6 +115,8 @@ final class BridgeDelegate implements SoraDelegate {
         Listeners.Server l = listeners.closed(serverSocket);
         if (l != null) {
             hotAttach.closed(l);
+        } else if (hotAttach.active()) {
+            hotAttach.closedUnclaimed(serverSocket.getLocalSocketAddress());
         }
     }
 

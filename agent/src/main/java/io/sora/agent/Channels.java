@@ -244,7 +244,12 @@ final class Channels {
 
     void serverClosing(ServerSocketChannel server) {
         Listeners.Server l = listeners.closed(server);
-        if (l != null) hotAttach.closed(l);
+        if (l != null) {
+            hotAttach.closed(l);
+        } else if (hotAttach.active()) {
+            // its close has begun (getLocalAddress throws now): the adaptor reads the address it was bound to
+            hotAttach.closedUnclaimed(server.socket().getLocalSocketAddress());
+        }
     }
 
     // ---------------------------------------------------------------- paired channels

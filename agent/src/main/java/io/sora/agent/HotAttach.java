@@ -163,6 +163,24 @@ final class HotAttach {
         }
     }
 
+    /**
+     * A server socket (or server socket channel) closed that no accept since the attach had claimed,
+     * bound at {@code bound}: the listener adopted for it stops with it. Left running, it kept its thread
+     * and rendezvous socket until the detach, and a server socket bound next on that port could not start
+     * its own beside it: all of that one's clients stayed on TCP (found in review, 2026-11-29).
+     */
+    void closedUnclaimed(java.net.SocketAddress bound) {
+        if (adopted.isEmpty() || !(bound instanceof InetSocketAddress local)) return;
+        Listeners.Server l = adopted.get(local.getPort());
+        if (l == null || !sameAddress(l.bound(), local)) return;
+        if (adopted.remove(local.getPort(), l)) l.close();
+    }
+
+    /** Whether two bound addresses are the same, either wildcard (IPv4 or IPv6) counting as the other. */
+    private static boolean sameAddress(InetSocketAddress a, InetSocketAddress b) {
+        return a.getAddress().isAnyLocalAddress() ? b.getAddress().isAnyLocalAddress() : a.getAddress().equals(b.getAddress());
+    }
+
     /** Every adopted listener stops (detach, JVM exit). */
     void closeAll() {
         for (Listeners.Server l : adopted.values()) {
