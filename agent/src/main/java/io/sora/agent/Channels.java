@@ -248,7 +248,13 @@ final class Channels {
             hotAttach.closed(l);
         } else if (hotAttach.active()) {
             // its close has begun (getLocalAddress throws now): the adaptor reads the address it was bound to
-            hotAttach.closedUnclaimed(server.socket().getLocalSocketAddress());
+            java.net.SocketAddress bound;
+            try {
+                bound = server.socket().getLocalSocketAddress();
+            } catch (UnsupportedOperationException unixDomain) {
+                return; // a Unix-domain server channel (sora's own rendezvous among them): never adopted
+            }
+            hotAttach.closedUnclaimed(bound);
         }
     }
 
