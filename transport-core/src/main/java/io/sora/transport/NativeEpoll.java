@@ -21,6 +21,14 @@ public final class NativeEpoll implements AutoCloseable {
     private final int epfd;
     private final int wakeFd;
     private volatile boolean closed;
+    /**
+     * Held (read) by every {@link #ctl} and {@link #await} for as long as it uses the descriptors, and
+     * (write) by {@link #close} to close them: a close from another thread (a selector's register racing
+     * its close) waits until none uses them, having woken a waiter first. Without it a wait begun just
+     * before the close could run on the descriptor numbers after the kernel gave them to another set, and
+     * steal that set's events (found in review, 2026-11-29).
+     */
+    private final java.util.concurrent.locks.StampedLock use = new java.util.concurrent.locks.StampedLock();
 
     private NativeEpoll(int epfd, int wakeFd) {
         this.epfd = epfd;
@@ -43,8 +51,13 @@ public final class NativeEpoll implements AutoCloseable {
 
     /** epoll_ctl; {@code data} must not be 0 (the wake-up's). Returns 0 or -errno. */
     public int ctl(int op, int fd, int events, long data) {
-        if (closed) return -9; // EBADF
-        return ctl0(epfd, op, fd, events, data);
+        long stamp = use.readLock();
+        try {
+            if (closed) return -9; // EBADF
+            return ctl0(epfd, op, fd, events, data);
+        } finally {
+            use.unlockRead(stamp);
+        }
     }
 
     /**
@@ -52,9 +65,15 @@ public final class NativeEpoll implements AutoCloseable {
      * and its events (two longs; data 0: {@link #wakeup}). Returns how many (0 after a signal).
      */
     public int await(long[] out, int timeoutMillis) throws java.io.IOException {
-        int n = wait0(epfd, wakeFd, out, timeoutMillis);
-        if (n < 0) throw new java.io.IOException("epoll_wait failed: " + NativeFiles.describe(n));
-        return n;
+        long stamp = use.readLock();
+        try {
+            if (closed) throw new java.io.IOException("epoll set closed");
+            int n = wait0(epfd, wakeFd, out, timeoutMillis);
+            if (n < 0) throw new java.io.IOException("epoll_wait failed: " + NativeFiles.describe(n));
+            return n;
+        } finally {
+            use.unlockRead(stamp);
+        }
     }
 
     /** The set's own descriptor (to nest it in another epoll set: it is readable while it has events). */
@@ -64,16 +83,32 @@ public final class NativeEpoll implements AutoCloseable {
 
     /** Makes a thread in {@link #await} return (or its next call, at once). */
     public void wakeup() {
-        if (!closed) wake0(wakeFd);
+        long stamp = use.readLock();
+        try {
+            if (!closed) wake0(wakeFd);
+        } finally {
+            use.unlockRead(stamp);
+        }
     }
 
-    /** Closes the set; only once no thread waits in it and nothing will change it. */
+    /**
+     * Closes the set: a thread waiting in it is woken, and the descriptors close once no call uses them;
+     * later calls fail ({@link #ctl}: EBADF; {@link #await}: IOException). Any thread, any time.
+     */
     @Override
     public void close() {
-        if (closed) return;
-        closed = true;
-        close0(wakeFd);
-        close0(epfd);
+        synchronized (this) {
+            if (closed) return;
+            closed = true;
+        }
+        wake0(wakeFd); // a waiter leaves (a wait about to begin returns at once), so the write lock comes
+        long stamp = use.writeLock();
+        try {
+            close0(wakeFd);
+            close0(epfd);
+        } finally {
+            use.unlockWrite(stamp);
+        }
     }
 
     private static native int create0(int[] out);
