@@ -115,18 +115,20 @@ public final class SoraAgent {
             Properties sys = System.getProperties();
             AgentOptions options = AgentOptions.parse(args);
             String spec = options.traceSpec(sys);
+            List<String> problems = new ArrayList<>();
             if (spec != null && !spec.isBlank()) {
-                TraceConfig traceConfig = TraceConfig.parse(spec, options.traceFile(sys));
+                // The rules still serve: a trace option with a mistake, or a trace file that cannot be opened,
+                // costs the trace, said with the option or the file and the cause, not the fast paths
+                // (docs/trace.md); before, a mistake in the option stopped the whole agent (found in review,
+                // 2026-11-29). In the problems too, which status and attach show.
                 try {
-                    tracer = Traces.create(traceConfig);
+                    tracer = Traces.create(TraceConfig.parse(spec, options.traceFile(sys)));
+                } catch (IllegalArgumentException e) {
+                    report(problems, e.getMessage() + "; running without the trace");
                 } catch (java.io.UncheckedIOException e) {
-                    // The rules still serve: a trace file that cannot be opened costs the trace, said here
-                    // with the file's name and the cause, not the fast paths (docs/trace.md)
-                    io.sora.trace.AgentLog.get("io.sora.agent").error("{}; running without the trace",
-                            e.getCause().getMessage());
+                    report(problems, e.getCause().getMessage() + "; running without the trace");
                 }
             }
-            List<String> problems = new ArrayList<>();
             timer.mark("options and trace");
             RuleSet rules = loadRules(options, sys, tracer, problems);
             timer.mark("rules");

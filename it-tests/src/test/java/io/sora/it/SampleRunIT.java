@@ -115,11 +115,37 @@ class SampleRunIT {
     }
 
     /**
+     * A mistake in the trace option (a misspelt category) costs the trace, said on stderr naming the option,
+     * and nothing else: the client's agent still runs its rules and the connection pairs. Before, it stopped
+     * the whole agent ("agent failed to start"), every connection on TCP (found in review, 2026-11-29).
+     */
+    @ParameterizedTest
+    @MethodSource(ForkedJvm.JDKS)
+    void aMistakeInTheTraceOptionCostsTheTraceNotTheFastPath(Path jdk) throws Exception {
+        Path serverTrace = tmp.resolve("server.json");
+        Path clientTrace = tmp.resolve("client.json");
+        SamplePair run = overShm(jdk, 100, serverTrace, clientTrace, "iprint=NTE");
+        assertEquals(0, run.clientExit, run.describe());
+        assertEquals(0, run.serverExit, run.describe());
+        String err = String.join("\n", run.client.stderr());
+        assertTrue(err.contains("trace option 'iprint=NTE'") && err.contains("running without the trace"), err);
+        List<TraceEvent> paths = TraceReader.read(serverTrace).events().stream()
+                .filter(e -> e.hook().equals("path")).collect(Collectors.toList());
+        assertEquals(1, paths.size(), "one connection: " + paths);
+        assertEquals("shm", paths.get(0).path(), "the client's agent paired it: " + paths.get(0));
+    }
+
+    /**
      * The sample over shm, 4 KiB messages: both JVMs attached with JSOR-style rule files (the client's
      * through JSOR's own property; the wait raised so a loaded CI machine cannot make it a TCP run), each
      * tracing NET events to its file.
      */
     private SamplePair overShm(Path jdk, int iterations, Path serverTrace, Path clientTrace) throws Exception {
+        return overShm(jdk, iterations, serverTrace, clientTrace, "iprint=NET");
+    }
+
+    /** As {@link #overShm(Path, int, Path, Path)}, the client tracing with {@code clientSpec}. */
+    private SamplePair overShm(Path jdk, int iterations, Path serverTrace, Path clientTrace, String clientSpec) throws Exception {
         Path serverConf = tmp.resolve("server.conf");
         Path clientConf = tmp.resolve("client.conf");
         Files.writeString(serverConf, "shm accept 127.0.0.1 * 127.0.0.1 wait=2s\n");
@@ -128,6 +154,6 @@ class SampleRunIT {
                 List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dsora.conf=" + serverConf,
                         "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + serverTrace),
                 List.of("-javaagent:" + ForkedJvm.agentJar(), "-Dcom.ibm.net.rdma.conf=" + clientConf,
-                        "-Dsora.trace=iprint=NET", "-Dsora.trace.file=" + clientTrace), iterations, 4096);
+                        "-Dsora.trace=" + clientSpec, "-Dsora.trace.file=" + clientTrace), iterations, 4096);
     }
 }

@@ -116,6 +116,13 @@ final class AttachCommand implements Command {
         List<String> out = new ArrayList<>();
         for (Map.Entry<String, String> e : parsed.entrySet()) {
             String value = e.getValue();
+            if (e.getKey().equals("trace")) {
+                try {
+                    io.sora.trace.TraceConfig.parse(value, null); // a mistake is named here, before anything is sent
+                } catch (IllegalArgumentException bad) {
+                    throw CliException.usage(bad.getMessage());
+                }
+            }
             if (e.getKey().equals("conf") || e.getKey().equals("trace.file")) {
                 Path p = cwd.resolve(value).toAbsolutePath().normalize();
                 if (e.getKey().equals("conf") && !Files.isRegularFile(p)) {

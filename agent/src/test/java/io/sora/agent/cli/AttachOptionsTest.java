@@ -35,6 +35,14 @@ class AttachOptionsTest {
         assertTrue(e.getMessage().contains("unknown agent option 'cnof'"), e.getMessage());
     }
 
+    /** A mistake in the trace option is named before anything is attached (the agent would run without its trace). */
+    @Test
+    void aMistakeInTheTraceOptionIsAUsageErrorNamingIt() {
+        CliException e = assertThrows(CliException.class, () -> AttachCommand.resolveOptions("trace=iprint=NTE", dir));
+        assertEquals(CliException.USAGE, e.exitCode());
+        assertTrue(e.getMessage().contains("trace option 'iprint=NTE'"), e.getMessage());
+    }
+
     @Test
     void noOptionsStayEmpty() throws Exception {
         assertEquals("", AttachCommand.resolveOptions("", dir));
