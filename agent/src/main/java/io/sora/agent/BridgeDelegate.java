@@ -357,11 +357,13 @@ final class BridgeDelegate implements SoraDelegate {
         closeListeners();
     }
 
-    void stop(Runnable whenDone) {
+    /** @return how many connections keep their fast path (handed to the watcher) */
+    int stop(Runnable whenDone) {
         channels.detach();
         stopPairing();
         DetachedConnections<PairedSocket> left = new DetachedConnections<>();
-        recorder.handOver(left);
+        int kept = recorder.handOver(left);
         left.start(p -> p.cleanable.clean(), whenDone);
+        return kept;
     }
 }

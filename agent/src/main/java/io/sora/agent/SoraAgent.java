@@ -383,16 +383,17 @@ public final class SoraAgent {
      * collector unloads it with its native libraries, and a later attach loads everything afresh.
      * Idempotent; never throws.
      */
-    public static synchronized void stopRunning() {
+    public static synchronized int stopRunning() {
         SoraAgent agent = running;
         if (agent == null) {
-            return;
+            return 0;
         }
         running = null;
-        agent.stop();
+        return agent.stop();
     }
 
-    private void stop() {
+    /** @return how many connections keep their fast path */
+    private int stop() {
         // paired channels first: once the bridge has no delegate, their reads and writes go to TCP
         delegate.stopChannels();
         // and no pairing may complete unclaimed once the bridge is gone
@@ -416,7 +417,7 @@ public final class SoraAgent {
             // the JVM is exiting; the hook closes the trace
         }
         PathWarmup.abort();
-        delegate.stop(tracer::close);
+        int kept = delegate.stop(tracer::close);
         // after the delegate closed the paired channels: the JDK's code would read their TCP fds
         if (unserved != null) unserved.uninstall();
         if (channelTrace != null) {
@@ -440,6 +441,7 @@ public final class SoraAgent {
                 System.err.println("[sora] ERROR detach could not stop the " + t.name() + " transport's threads: " + e);
             }
         }
+        return kept;
     }
 
     /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */

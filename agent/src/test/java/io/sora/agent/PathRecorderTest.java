@@ -110,7 +110,7 @@ class PathRecorderTest {
         recorder.record(queued, Side.SERVER, KEY, rule, new PairingResult.Paired(cq));
         recorder.record(half, Side.CLIENT, KEY, rule, new PairingResult.Paired(c2));
         OutputStream halfOut = recorder.paired(half).out(half);
-        recorder.handOver(new io.sora.agent.status.DetachedConnections<>());
+        assertEquals(1, recorder.handOver(new io.sora.agent.status.DetachedConnections<>()), "kept: what detach reports");
         assertEquals(0, ch.closes.get(), "both streams held: kept until the socket closes");
         assertEquals(1, cq.closes.get(), "no stream taken: cut");
         assertEquals(1, c2.closes.get(), "only the output taken: cut");

@@ -28,9 +28,10 @@ final class DetachCommand implements Command {
 
                 Detaches sora from JVM <pid> (attached with 'attach' or started with -javaagent): the
                 original java.net.Socket and ServerSocket classes are restored and sora's listeners stop,
-                so new connections use plain TCP. Connections already on a fast path keep it until they
-                close, through the stream objects the application already holds (a getInputStream() or
-                getOutputStream() called after the detach returns the TCP stream). Once the last of them
+                so new connections use plain TCP. Sockets already on a fast path keep it until they close,
+                through the stream objects the application already holds (a getInputStream() or
+                getOutputStream() called after the detach returns the TCP stream); paired channels, and
+                sockets whose application had not yet taken both streams, are closed. Once the last of them
                 has closed (at once when there is none), nothing of sora is left in the JVM: no thread, no
                 file in the shm directory, and its class loader (with its native libraries) is freed by the
                 next garbage collection. 'attach' works again afterwards and loads everything afresh.
@@ -46,7 +47,10 @@ final class DetachCommand implements Command {
                     fast++;
                 }
             }
-            target.detachSora();
+            Object kept = target.detachSora();
+            // the agent counts what it kept (channels and sockets whose streams were not both taken are
+            // closed by the detach); an agent of a build before that says nothing, and the open ones count
+            if (kept instanceof Integer n) fast = n;
             out.println("sora detached from " + target.pid() + ": new connections use plain TCP; " + fast
                     + (fast == 1 ? " connection on a fast path keeps it" : " connections on a fast path keep it") + " until closed");
             return 0;

@@ -150,9 +150,10 @@ final class TargetJvm implements AutoCloseable {
     }
 
     /** Calls the sora bean's {@code detach()}. */
-    void detachSora() throws CliException {
+    /** @return what the agent's detach returned: how many connections keep their fast path (null from older builds) */
+    Object detachSora() throws CliException {
         try {
-            mbeans().invoke(Connections.objectName(), "detach", null, null);
+            return mbeans().invoke(Connections.objectName(), "detach", null, null);
         } catch (JMException | IOException e) {
             throw new CliException(CliException.FAILED, "detach failed in JVM " + pid + ": " + e, e);
         }

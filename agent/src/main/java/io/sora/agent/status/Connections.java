@@ -23,21 +23,21 @@ public final class Connections implements ConnectionsMXBean {
     private final boolean hotAttached;
     private final long startTimeMillis;
     private final String version;
-    private final Runnable detach;
+    private final java.util.function.IntSupplier detach;
     private final Supplier<List<String>> unserved;
 
     /**
      * @param problems start-up problems; copied
-     * @param detach   what {@link #detach()} runs (the agent's stop); must be idempotent
+     * @param detach   what {@link #detach()} runs (the agent's stop), giving how many connections keep their fast path; must be idempotent
      */
     public Connections(ConnectionRegistry registry, Supplier<List<FastPathInfo>> fastPaths, List<String> problems,
-                       String agentOptions, boolean hotAttached, long startTimeMillis, String version, Runnable detach) {
+                       String agentOptions, boolean hotAttached, long startTimeMillis, String version, java.util.function.IntSupplier detach) {
         this(registry, fastPaths, problems, agentOptions, hotAttached, startTimeMillis, version, detach, List::of);
     }
 
     /** @param unserved what {@link #getUnservedApis()} reports, as found so far */
     public Connections(ConnectionRegistry registry, Supplier<List<FastPathInfo>> fastPaths, List<String> problems,
-                       String agentOptions, boolean hotAttached, long startTimeMillis, String version, Runnable detach,
+                       String agentOptions, boolean hotAttached, long startTimeMillis, String version, java.util.function.IntSupplier detach,
                        Supplier<List<String>> unserved) {
         this.unserved = Objects.requireNonNull(unserved, "unserved");
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -133,7 +133,7 @@ public final class Connections implements ConnectionsMXBean {
     }
 
     @Override
-    public void detach() {
-        detach.run();
+    public int detach() {
+        return detach.getAsInt();
     }
 }

@@ -44,8 +44,11 @@ public interface ConnectionsMXBean {
     String getVersion();
 
     /**
-     * Detaches the agent: new connections use plain TCP, connections already on a fast path keep it
-     * until they close. The bean is gone when this returns. Idempotent.
+     * Detaches the agent: new connections use plain TCP; connections already on a fast path whose
+     * application holds both streams keep it until they close, the others (channels, sockets whose
+     * streams were not both taken) are closed. The bean is gone when this returns. Idempotent.
+     *
+     * @return how many connections keep their fast path (0 when the agent was detached already)
      */
-    void detach();
+    int detach();
 }

@@ -35,7 +35,7 @@ class ConnectionsBeanTest {
             assertTrue(shm.isAvailable());
             assertEquals(List.of("bad rule"), List.of((String[]) server.getAttribute(Connections.objectName(), "Problems")));
             assertEquals(true, server.getAttribute(Connections.objectName(), "HotAttached"));
-            server.invoke(Connections.objectName(), "detach", null, null);
+            assertEquals(1, server.invoke(Connections.objectName(), "detach", null, null), "the count the agent's stop gave");
             assertEquals(1, detached.get());
         } finally {
             Connections.unregister();
