@@ -177,7 +177,7 @@ final class Listeners {
             String scarce = DescriptorBudget.PROCESS.refusal();
             if (scarce != null) return new AcceptPolicy.Refuse(scarce);
             if (gate != null && !gate.accepted(key, rule.options().fallbackWait())) {
-                return new AcceptPolicy.Refuse("no java.net.ServerSocket accepted " + key + " within "
+                return new AcceptPolicy.Refuse("no accept of this process took " + key + " within "
                         + rule.options().fallbackWait().toMillis() + " ms (server socket bound before sora was attached)");
             }
             return new AcceptPolicy.Allow(RuleTerms.options(rule));

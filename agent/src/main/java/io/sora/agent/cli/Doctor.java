@@ -29,8 +29,15 @@ final class Doctor {
         }
     }
 
-    /** Pinned memory per connection at the rule defaults (32 KiB send + 44 KiB receive ring). */
-    static final long DEFAULT_CONNECTION_BYTES = 32768 + 45056;
+    /** The rule's default receive ring (JSOR's RBuf); both ends' size the two directions. */
+    static final int DEFAULT_RCVBUF = 45056;
+    /**
+     * Pinned memory per RDMA connection at the rule defaults: the receive ring, a send shadow as large as the
+     * peer's ring, and about 17 KiB of control buffers (docs/rdma.md). {@code sndbuf} is not used.
+     */
+    static final long DEFAULT_RDMA_CONNECTION_BYTES = 2L * DEFAULT_RCVBUF + 17 * 1024;
+    /** tmpfs per shm connection at the rule defaults: its segment (each ring rounded up to a power of two, and a header). */
+    static final long DEFAULT_SHM_CONNECTION_BYTES = io.sora.transport.shm.ShmTransport.segmentBytes(DEFAULT_RCVBUF);
     private static final String MEMLOCK_FIX = "raise the locked-memory limit of the user running the JVM: "
             + "'ulimit -l unlimited' in its shell (needs the hard limit), or '<user> - memlock unlimited' in "
             + "/etc/security/limits.conf (then log in again), LimitMEMLOCK=infinity for a systemd service, "
@@ -68,7 +75,16 @@ final class Doctor {
             dirs.add(Path.of(d));
         }
         return new Doctor(Path.of(System.getProperty("sora.rdma.sysfs", "/sys/class/infiniband")), Path.of("/dev/infiniband"),
-                Path.of("/proc/self/limits"), dirs, shmDir, System.getProperty("user.name", "unknown"));
+                Path.of("/proc/self/limits"), dirs, shmDir, processUser());
+    }
+
+    /** The user the shm directory must belong to: this process's, as the agent checks it (user.name as a fallback). */
+    private static String processUser() {
+        try {
+            return io.sora.transport.shm.ShmTransport.processUser();
+        } catch (java.io.IOException e) {
+            return System.getProperty("user.name", "unknown");
+        }
     }
 
     /** libibverbs and librdmacm, devices and ports, memlock, device files. */
@@ -151,7 +167,7 @@ final class Doctor {
             return new Check(Level.WARN, subject, "unreadable soft limit '" + soft + "'", MEMLOCK_FIX);
         }
         String what = size(bytes) + " (hard limit " + (hard.equals("unlimited") ? hard : size(Long.parseLong(hard)))
-                + "): enough for about " + bytes / DEFAULT_CONNECTION_BYTES
+                + "): enough for about " + bytes / DEFAULT_RDMA_CONNECTION_BYTES
                 + " RDMA connections at the default buffer sizes";
         return new Check(bytes < 1024 * 1024 ? Level.FAIL : Level.WARN, subject, what, MEMLOCK_FIX);
     }
@@ -196,7 +212,7 @@ final class Doctor {
         try {
             FileStore store = Files.getFileStore(shmDir);
             long free = store.getUsableSpace();
-            String what = store.type() + ", " + size(free) + " free: room for about " + free / (DEFAULT_CONNECTION_BYTES + 4096)
+            String what = store.type() + ", " + size(free) + " free: room for about " + free / DEFAULT_SHM_CONNECTION_BYTES
                     + " connections at the default ring sizes";
             if (!store.type().equals("tmpfs")) {
                 out.add(new Check(Level.WARN, "file system", what + "; not tmpfs, so ring pages may be written to disk", fixDir));
@@ -208,7 +224,8 @@ final class Doctor {
         } catch (IOException e) {
             out.add(new Check(Level.WARN, "file system", "cannot read: " + e.getMessage(), fixDir));
         }
-        out.add(privateDir(shmDir.resolve("sora-" + user)));
+        // the directory the agent uses: its name from the sanitised user name (user.name may hold '@', '\\', '?')
+        out.add(privateDir(io.sora.transport.shm.ShmTransport.privateDirectory(shmDir)));
         return out;
     }
 

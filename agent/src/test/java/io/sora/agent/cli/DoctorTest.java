@@ -61,7 +61,7 @@ class DoctorTest {
         assertTrue(c.fix().contains("ulimit -l unlimited"), c.fix());
         Doctor.Check w = doctor("8388608").memlock();
         assertEquals(Doctor.Level.WARN, w.level());
-        assertTrue(w.message().contains("about " + 8388608 / Doctor.DEFAULT_CONNECTION_BYTES + " RDMA connections"), w.message());
+        assertTrue(w.message().contains("about " + 8388608 / Doctor.DEFAULT_RDMA_CONNECTION_BYTES + " RDMA connections"), w.message());
     }
 
     @Test
@@ -88,5 +88,29 @@ class DoctorTest {
         Doctor missing = new Doctor(root, root, root, List.of(), root.resolve("no-such-dir"), "u");
         assertEquals(Doctor.Level.FAIL, missing.shm().get(0).level());
         assertTrue(missing.shm().get(0).fix().contains("-Dsora.shm.dir"));
+    }
+
+    /**
+     * The directory checked is the one the agent uses, whose name keeps a safe subset of the user name
+     * ({@code svc@corp}: {@code sora-svc_corp}); before, doctor looked at {@code sora-svc@corp}, said
+     * "absent", OK, while the real one was open to all (found in review, 2026-11-29). And the room it
+     * reports is in segments as the agent makes them (132 KiB at the default rings, not 80).
+     */
+    @Test
+    void theShmDirectoryCheckedIsTheAgentsAndTheRoomIsInItsSegments() throws Exception {
+        String was = System.getProperty("user.name");
+        System.setProperty("user.name", "svc@corp");
+        try {
+            Doctor d = doctor("unlimited");
+            Path priv = Files.createDirectory(root.resolve("shm/sora-svc_corp"),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.setPosixFilePermissions(priv, PosixFilePermissions.fromString("rwxr-xr-x"));
+            Doctor.Check dir = d.shm().get(2);
+            assertEquals(priv.toString(), dir.subject());
+            assertEquals(Doctor.Level.FAIL, dir.level(), dir.toString());
+        } finally {
+            System.setProperty("user.name", was);
+        }
+        assertEquals(4096 + 2 * 65536, Doctor.DEFAULT_SHM_CONNECTION_BYTES);
     }
 }

@@ -46,6 +46,21 @@ public final class ShmTransport implements Transport {
     private final ShmClient client;
     private volatile Availability availability;
 
+    /** The private directory this process's segments and rendezvous sockets go in, under {@code parent} ({@code doctor}). */
+    public static java.nio.file.Path privateDirectory(java.nio.file.Path parent) {
+        return new ShmDirectory(parent).path();
+    }
+
+    /** The name of the user that owns that directory: this process's (its uid's name, or the uid) ({@code doctor}). */
+    public static String processUser() throws java.io.IOException {
+        return ShmDirectory.currentUser();
+    }
+
+    /** What one connection's segment takes in the shm directory when both ends' {@code rcvbuf} is {@code rcvbuf} ({@code doctor}). */
+    public static long segmentBytes(int rcvbuf) {
+        return Segment.sizeFor(Segment.ringSize(rcvbuf), Segment.ringSize(rcvbuf));
+    }
+
     public ShmTransport(ShmSettings settings, Tracer tracer) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.tracer = Objects.requireNonNull(tracer, "tracer");
