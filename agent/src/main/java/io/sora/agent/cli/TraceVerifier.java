@@ -40,7 +40,11 @@ final class TraceVerifier {
     }
 
     /** What a trace file says. */
-    record Report(Path file, List<Connection> connections, List<String> warnings) {}
+    /**
+     * @param unserved what each {@code NET.471 unserved} event says: an API the application uses that sora
+     *                 cannot serve, whose connections stay on TCP without a {@code path} event of their own
+     */
+    record Report(Path file, List<Connection> connections, List<String> warnings, List<String> unserved) {}
 
     /**
      * Reads {@code file}.
@@ -54,8 +58,15 @@ final class TraceVerifier {
         List<Connection> connections = new ArrayList<>();
         Map<Long, Integer> latest = new HashMap<>();
         List<String> warnings = new ArrayList<>();
+        List<String> unserved = new ArrayList<>();
         try {
-            TraceReader.forEach(file, e -> add(e, connections, latest));
+            TraceReader.forEach(file, e -> {
+                if (e.knownHook().orElse(null) == Hook.UNSERVED) {
+                    unserved.add(e.reason() == null ? String.valueOf(e.detail()) : e.reason());
+                } else {
+                    add(e, connections, latest);
+                }
+            });
         } catch (TraceReader.MalformedTraceException e) {
             int last = lastNonBlankLine(file);
             if (e.line() != last || e.line() <= 1) {
@@ -67,7 +78,7 @@ final class TraceVerifier {
         } catch (IOException e) {
             throw new CliException(CliException.USAGE, "cannot read trace " + file + ": " + e.getMessage(), e);
         }
-        return new Report(file, connections, warnings);
+        return new Report(file, connections, warnings, unserved);
     }
 
     private static void add(TraceEvent e, List<Connection> connections, Map<Long, Integer> latest) {

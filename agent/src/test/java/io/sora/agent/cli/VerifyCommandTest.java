@@ -42,6 +42,28 @@ class VerifyCommandTest {
         assertEquals("", r.err());
     }
 
+    /**
+     * An API sora cannot serve (NET.471: Netty's native transport) puts its connections on TCP without a path
+     * event: with --expect shm the trace is not all shm, whatever its listed connections say; with
+     * --expect tcp it is fine. Before, "OK: all 1 connection took shm" (found in review, 2026-11-29).
+     */
+    @Test
+    void anApiSoraDoesNotServeIsNotAllShm() {
+        Path file = dir.resolve("netty.trace");
+        Tracer t = Traces.create(TraceConfig.parse("iprint=NET", file.toString()));
+        t.event(Hook.UNSERVED, 0, "tcp", "Netty's native epoll transport: use -Dio.netty.transport.noNative=true",
+                "io.netty.channel.epoll.Epoll");
+        t.event(Hook.PATH, 1, "shm", "paired (client.conf:1)", "local=/127.0.0.1:40001 remote=/127.0.0.1:65444");
+        t.close();
+        CliTest.Run r = CliTest.cli("verify", file.toString(), "--expect", "shm");
+        assertEquals(1, r.exit(), r.out());
+        assertTrue(r.out().contains("not served: Netty's native epoll transport"), r.out());
+        assertTrue(r.err().contains("FAIL " + file + ": the application uses an API sora does not serve"), r.err());
+        assertTrue(r.err().contains("FAILED: 0 of 1 connections did not take shm, and the application uses 1 API sora does not serve"), r.err());
+        assertFalse(r.out().contains("OK:"), r.out());
+        assertEquals(1, CliTest.cli("verify", file.toString(), "--expect", "tcp").exit(), "the listed one is on shm");
+    }
+
     @Test
     void failsNamingTheConnectionThatFellBack() {
         Path f = trace("bad.trace", true);
