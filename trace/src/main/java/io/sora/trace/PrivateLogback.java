@@ -55,12 +55,25 @@ final class PrivateLogback {
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) Files.createDirectories(parent);
-            out = new BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE), 8192);
+            // readable by its owner only (a trace names connections, segments, RDMA keys), created so: not a
+            // mode the umask gives; and never through a symbolic link planted at its name (found in review,
+            // 2026-11-29: the file was 0644 and followed links)
+            java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(file, java.util.Set.<java.nio.file.OpenOption>of(
+                    StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE,
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS), ownerOnly(file));
+            out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(ch), 8192);
         } catch (IOException | RuntimeException e) {
             throw new UncheckedIOException(new IOException("cannot open trace file '" + file + "': " + why(e), e));
         }
         return stream(context, out, false, "file");
+    }
+
+    /** rw------- where the file system has POSIX modes; none elsewhere. */
+    private static java.nio.file.attribute.FileAttribute<?>[] ownerOnly(Path file) {
+        Path dir = file.toAbsolutePath().getParent();
+        boolean posix = dir != null && Files.getFileAttributeView(dir, java.nio.file.attribute.PosixFileAttributeView.class) != null;
+        return posix ? new java.nio.file.attribute.FileAttribute<?>[] {java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"))} : new java.nio.file.attribute.FileAttribute<?>[0];
     }
 
     /** The cause in words: the JDK's file exceptions carry only the path as their message. */

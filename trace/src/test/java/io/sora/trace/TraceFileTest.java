@@ -86,6 +86,25 @@ class TraceFileTest {
         assertTrue(lines.get(0).startsWith("{\"schema\":\"sora-trace\""), lines.get(0));
     }
 
+    /**
+     * A trace names connections, segment paths and RDMA keys: its file is its owner's alone, and a symbolic
+     * link planted at its name is not followed (the trace is refused, the agent runs without it). Before, the
+     * file got the umask's mode (0644) and the link was followed (found in review, 2026-11-29).
+     */
+    @Test
+    void theFileIsItsOwnersAloneAndALinkAtItsNameIsRefused() throws IOException {
+        Path file = dir.resolve("private.trace");
+        Tracer t = Traces.create(TraceConfig.parse("iprint=NET", file.toString()));
+        t.close();
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        Path target = Files.writeString(dir.resolve("someone-elses"), "keep\n");
+        Path link = Files.createSymbolicLink(dir.resolve("linked.trace"), target);
+        java.io.UncheckedIOException e = org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class,
+                () -> Traces.create(TraceConfig.parse("iprint=NET", link.toString())));
+        assertTrue(e.getMessage().contains("cannot open trace file '" + link + "'"), e.getMessage());
+        assertEquals("keep\n", Files.readString(target), "the link's target is untouched");
+    }
+
     @Test
     void missingDirectoriesOfTheFileAreCreated() throws IOException {
         Path file = dir.resolve("not").resolve("yet").resolve("client.trace");

@@ -19,7 +19,7 @@ import java.nio.ByteBuffer;
  * <p>Why not {@code sun.misc.Unsafe}: from JDK 24 its memory methods print a warning into the
  * application's output the first time they are called. The internal class has no such warning; its
  * package is exported by the agent with {@code Instrumentation.redefineModule} to the module of this
- * class alone (the agent's own class loader's, which the application cannot reach), never to the
+ * class alone (the agent's own class loader's, on JDK 22+ the named module {@code sora.transport.core}), never to the
  * application. Without that export (unit tests, a library use of these classes) everything still
  * works, through VarHandles. {@code -Dsora.memory.varHandles=true} chooses VarHandles anyway, to
  * compare.
@@ -45,7 +45,7 @@ public final class MemoryAccess {
     }
 
     /** The field's offset for the long accessors below; -1 unless {@link #FAST}. */
-    public static long fieldOffset(Class<?> owner, String field) {
+    static long fieldOffset(Class<?> owner, String field) {
         return FAST ? Internal.U.objectFieldOffset(owner, field) : -1;
     }
 
@@ -56,12 +56,12 @@ public final class MemoryAccess {
     }
 
     /** Only when {@link #FAST}: an acquire load of a long field at {@link #fieldOffset}. */
-    public static long getLongAcquire(Object o, long offset) {
+    static long getLongAcquire(Object o, long offset) {
         return Internal.U.getLongAcquire(o, offset);
     }
 
     /** Only when {@link #FAST}: a release store of a long field at {@link #fieldOffset}. */
-    public static void putLongRelease(Object o, long offset, long value) {
+    static void putLongRelease(Object o, long offset, long value) {
         Internal.U.putLongRelease(o, offset, value);
     }
 

@@ -57,7 +57,8 @@ final class NativeModules {
     /**
      * Without the layer (JDK 17-21): DiSNI, on the agent's class path, reads
      * {@code sun.nio.ch.DirectBuffer.address()}; the export goes to the agent loader's unnamed module,
-     * which the channel patch opens that package to anyway, and which the application cannot reach. So
+     * which the channel patch opens that package to anyway (an unnamed module is open to reflection: see
+     * docs/reliability.md, "Security review", for what that leaves reachable). So
      * does {@code jdk.internal.misc}: the transport core's ring and segment words go through its
      * {@code Unsafe}, far cheaper than VarHandles before the JIT compiled them ({@code MemoryAccess}).
      */

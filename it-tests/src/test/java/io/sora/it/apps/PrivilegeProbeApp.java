@@ -31,6 +31,10 @@ public final class PrivilegeProbeApp {
             InputStream in = accepted.getInputStream();
             System.out.println("read " + in.read());
         }
+        // sora's own memory access (jdk.internal.misc.Unsafe behind it) must not be callable by the application:
+        // on JDK 22+ its module exported it to everyone, and before, the agent loader's classes were public to
+        // anyone holding that loader (reached through the bridge's delegate) (found in review, 2026-11-29)
+        System.out.println("sora memory access " + trySoraMemoryAccess());
         Module app = PrivilegeProbeApp.class.getModule();
         Module base = Object.class.getModule();
         for (String pkg : INTERNAL) {
@@ -48,6 +52,19 @@ public final class PrivilegeProbeApp {
             Object wide = segment.getMethod("reinterpret", long.class).invoke(nul, 8L);
             System.out.println("reinterpret " + segment.getMethod("byteSize").invoke(wide));
             System.out.println("native access after " + enabled.invoke(app));
+        }
+    }
+
+    /** "refused" whatever refuses it (no agent: no such class), "granted" if an offset came back. */
+    private static String trySoraMemoryAccess() {
+        try {
+            Object delegate = Class.forName("io.sora.agent.bootstrap.SoraBridge").getMethod("delegate").invoke(null);
+            ClassLoader agent = delegate == null ? null : delegate.getClass().getClassLoader();
+            Class<?> access = Class.forName("io.sora.transport.MemoryAccess", true, agent);
+            Object offset = access.getMethod("fieldOffset", Class.class, String.class).invoke(null, String.class, "value");
+            return offset instanceof Long l && l >= 0 ? "granted" : "refused";
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return "refused";
         }
     }
 
