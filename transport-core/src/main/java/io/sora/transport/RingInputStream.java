@@ -190,6 +190,13 @@ public final class RingInputStream extends InputStream {
             }
             long c = consumed;
             long avail = medium.producedByPeer() - c;
+            if (avail > capacity || avail < 0) {
+                // a faulty peer (its cursor is shared memory it writes): broken, not an index out of bounds
+                // in the copy (found in review, 2026-11-29), and never bytes of the other ring
+                resetSeen = true;
+                throw new SocketException("Connection reset: the peer's write cursor is " + avail
+                        + " bytes ahead of this reader in a " + capacity + "-byte ring");
+            }
             if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;
             // Flags are published after the final cursor: re-read it before declaring EOF.
             if (medium.producedByPeer() == c) {

@@ -149,6 +149,11 @@ public final class RingOutputStream extends OutputStream {
                 if (free <= 0) {
                     consumedCache = medium.consumedByPeer();
                     free = capacity - (produced - consumedCache);
+                    // a faulty peer's read cursor beyond what was written: broken, not a copy past the ring
+                    if (free > capacity) {
+                        throw new SocketException("Connection reset by peer: its read cursor is " + (free - capacity)
+                                + " bytes beyond what was written");
+                    }
                 }
                 if (free > 0) {
                     int n = (int) Math.min(free, len);

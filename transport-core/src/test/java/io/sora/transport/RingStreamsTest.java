@@ -259,6 +259,25 @@ class RingStreamsTest {
         assertEquals("Connection reset", e.getCause().getCause().getMessage());
     }
 
+    /**
+     * A faulty peer's cursors (shared memory it writes) beyond what the ring can hold: the connection is
+     * broken with a SocketException, not an IndexOutOfBoundsException from the copy, and never bytes of the
+     * other ring (found in review, 2026-11-29).
+     */
+    @Test
+    void aPeersCursorBeyondTheRingBreaksTheConnection() throws Exception {
+        open(64, 64, 10);
+        media[0].publishProduced(1_000);
+        SocketException r = assertThrows(SocketException.class, () -> b.inputStream().read(new byte[8]));
+        assertTrue(r.getMessage().startsWith("Connection reset: the peer's write cursor"), r.getMessage());
+        assertThrows(SocketException.class, () -> b.inputStream().read());
+        open(64, 64, 10);
+        a.outputStream().write(new byte[64]); // the ring is full: the next write reads the peer's cursor
+        media[1].publishConsumed(1_000);
+        SocketException w = assertThrows(SocketException.class, () -> a.outputStream().write(new byte[8]));
+        assertTrue(w.getMessage().startsWith("Connection reset by peer: its read cursor"), w.getMessage());
+    }
+
     @Test
     void peerDeathDrainsReaderAndResetsBlockedWriter() throws Exception {
         open(64, 64, 10);
