@@ -20,10 +20,19 @@ public final class EchoServerApp {
 
     public static void main(String[] args) throws IOException {
         int port = Integer.parseInt(args[0]);
-        long deadlineMillis = Long.parseLong(args[1]) * 1000L;
+        exitAtDeadline(Long.parseLong(args[1]));
+        String address = args.length > 2 ? args[2] : "127.0.0.1";
+        try (ServerSocket server = new ServerSocket(port, 50, InetAddress.getByName(address))) {
+            System.out.println("READY");
+            serve(server);
+        }
+    }
+
+    /** Prints {@code DEADLINE} and exits 0 after {@code seconds}, so a test that dies never leaves the app behind. */
+    static void exitAtDeadline(long seconds) {
         Thread killer = new Thread(() -> {
             try {
-                Thread.sleep(deadlineMillis);
+                Thread.sleep(seconds * 1000L);
             } catch (InterruptedException e) {
                 return;
             }
@@ -32,15 +41,15 @@ public final class EchoServerApp {
         }, "deadline");
         killer.setDaemon(true);
         killer.start();
-        String address = args.length > 2 ? args[2] : "127.0.0.1";
-        try (ServerSocket server = new ServerSocket(port, 50, InetAddress.getByName(address))) {
-            System.out.println("READY");
-            for (int n = 1; ; n++) {
-                Socket s = server.accept();
-                Thread t = new Thread(() -> echo(s), "echo-" + n);
-                t.setDaemon(true);
-                t.start();
-            }
+    }
+
+    /** Accepts clients for ever, echoing each on a thread of its own. */
+    static void serve(ServerSocket server) throws IOException {
+        for (int n = 1; ; n++) {
+            Socket s = server.accept();
+            Thread t = new Thread(() -> echo(s), "echo-" + n);
+            t.setDaemon(true);
+            t.start();
         }
     }
 

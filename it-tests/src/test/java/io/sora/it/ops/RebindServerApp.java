@@ -2,12 +2,9 @@ package io.sora.it.ops;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -24,18 +21,7 @@ public final class RebindServerApp {
 
     public static void main(String[] args) throws IOException {
         int port = Integer.parseInt(args[0]);
-        long deadlineMillis = Long.parseLong(args[1]) * 1000L;
-        Thread killer = new Thread(() -> {
-            try {
-                Thread.sleep(deadlineMillis);
-            } catch (InterruptedException e) {
-                return;
-            }
-            System.out.println("DEADLINE");
-            System.exit(0);
-        }, "deadline");
-        killer.setDaemon(true);
-        killer.start();
+        EchoServerApp.exitAtDeadline(Long.parseLong(args[1]));
         InetAddress loopback = InetAddress.getByName("127.0.0.1");
         ServerSocket first = new ServerSocket(port, 50, loopback);
         System.out.println("READY");
@@ -46,23 +32,7 @@ public final class RebindServerApp {
         first.close();
         try (ServerSocket server = new ServerSocket(port, 50, loopback)) {
             System.out.println("REBOUND");
-            for (int n = 1; ; n++) {
-                Socket s = server.accept();
-                Thread t = new Thread(() -> echo(s), "echo-" + n);
-                t.setDaemon(true);
-                t.start();
-            }
-        }
-    }
-
-    private static void echo(Socket s) {
-        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
-            byte[] buf = new byte[8192];
-            for (int r = in.read(buf); r >= 0; r = in.read(buf)) {
-                out.write(buf, 0, r);
-            }
-        } catch (IOException e) {
-            // the client went away
+            EchoServerApp.serve(server);
         }
     }
 }

@@ -720,20 +720,20 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     @Override
     public void armReaderWaker(boolean armed) {
         readerArmed = armed;
-        if (armed) {
-            VarHandle.fullFence();
-            LockSupport.unpark(thread);
-        }
+        if (armed) callCompletionThread();
+    }
+
+    /** After a mark that makes the completion thread {@link #needed}: it waits on the channel from now. */
+    private void callCompletionThread() {
+        VarHandle.fullFence();
+        LockSupport.unpark(thread);
     }
 
     /** A selector waits for this writer's credits: only the completion thread can wake it. */
     @Override
     public void armWriterWaker(boolean armed) {
         writerArmed = armed;
-        if (armed) {
-            VarHandle.fullFence();
-            LockSupport.unpark(thread);
-        }
+        if (armed) callCompletionThread();
     }
 
     /**
@@ -788,10 +788,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     @Override
     public void announceWriterWaiting(boolean waiting) {
         writerWaiting = waiting;
-        if (waiting) {
-            VarHandle.fullFence();
-            LockSupport.unpark(thread);
-        }
+        if (waiting) callCompletionThread();
     }
 
     /**
