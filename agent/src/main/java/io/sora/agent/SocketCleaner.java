@@ -51,7 +51,7 @@ final class SocketCleaner {
         registered.add(c);
         synchronized (this) {
             if (!closed && thread == null) {
-                thread = new Thread(this::run, "sora-cleaner");
+                thread = io.sora.transport.AgentThreads.daemon(this::run, "sora-cleaner");
                 thread.setDaemon(true);
                 thread.start();
             }

@@ -172,7 +172,7 @@ public final class NativeFiles {
             LIVE.add(new Mapping(buf, address, size));
             synchronized (Mapping.class) {
                 if (reaper == null && !closing) {
-                    Thread t = new Thread(Mapping::reap, "sora-unmap");
+                    Thread t = io.sora.transport.AgentThreads.daemon(Mapping::reap, "sora-unmap");
                     t.setDaemon(true);
                     reaper = t;
                     t.start();

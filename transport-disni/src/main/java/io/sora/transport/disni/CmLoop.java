@@ -111,7 +111,7 @@ final class CmLoop {
         this.requests = requests;
         this.timeoutMillis = timeoutMillis;
         this.idMap = channel == null ? null : synchronizeIdMap(channel);
-        this.thread = new Thread(this::run, name);
+        this.thread = io.sora.transport.AgentThreads.daemon(this::run, name);
         thread.setDaemon(true);
         thread.start();
     }

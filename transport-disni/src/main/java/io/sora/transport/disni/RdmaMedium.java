@@ -204,7 +204,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         this.tracer = tracer;
         this.directSliceMillis = directSliceMillis;
         qp.setCompletions(this);
-        this.thread = new Thread(this::run, "sora-rdma-cq-" + id);
+        this.thread = io.sora.transport.AgentThreads.daemon(this::run, "sora-rdma-cq-" + id);
         thread.setDaemon(true);
         thread.start();
     }

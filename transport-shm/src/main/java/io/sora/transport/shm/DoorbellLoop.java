@@ -388,7 +388,7 @@ final class DoorbellLoop {
         if (epoll == null) {
             NativeEpoll ep = NativeEpoll.open();
             epoll = ep;
-            thread = new Thread(() -> runNatively(ep), "sora-shm-doorbell");
+            thread = io.sora.transport.AgentThreads.daemon(() -> runNatively(ep), "sora-shm-doorbell");
             thread.setDaemon(true);
             thread.start();
         }
@@ -470,7 +470,7 @@ final class DoorbellLoop {
         if (selector == null) {
             Selector s = Selector.open();
             selector = s;
-            thread = new Thread(() -> run(s), "sora-shm-doorbell");
+            thread = io.sora.transport.AgentThreads.daemon(() -> run(s), "sora-shm-doorbell");
             thread.setDaemon(true);
             thread.start();
         }

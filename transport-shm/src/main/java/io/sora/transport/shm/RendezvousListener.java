@@ -119,7 +119,7 @@ final class RendezvousListener implements Runnable {
             throw e;
         }
         if (threaded) {
-            thread = new Thread(this, "sora-shm-listen-" + port);
+            thread = io.sora.transport.AgentThreads.daemon(this, "sora-shm-listen-" + port);
             thread.setDaemon(true);
             thread.start();
         } else {
