@@ -105,12 +105,27 @@ public final class SoraAgent {
             detachThroughJmx();
             return;
         }
-        if (running != null || SoraBridge.delegate() != null) {
+        // claimed in the boot loader's bridge, which every copy of the agent shares (a bridge of another
+        // build has no claim: its start fails below, saying so)
+        boolean otherBuild = bridgeAbiMismatch(SoraBridge.class) != null;
+        boolean claimed = !otherBuild && SoraBridge.claim();
+        if (running != null || SoraBridge.delegate() != null || (!otherBuild && !claimed)) {
+            if (claimed) SoraBridge.release();
             System.err.println("[sora] WARN agent already running in this JVM; ignoring the second start");
             return;
         }
-        Tracer tracer = Tracer.OFF;
         StartupTimer timer = new StartupTimer();
+        try {
+            startClaimed(args, inst, attached, agentJar, late, timer);
+        } finally {
+            if (claimed && running == null) SoraBridge.release();
+        }
+    }
+
+    /** {@link #start}, this agent having claimed the JVM. */
+    private static void startClaimed(String args, Instrumentation inst, boolean attached, File agentJar, boolean late,
+                                     StartupTimer timer) {
+        Tracer tracer = Tracer.OFF;
         try {
             Properties sys = System.getProperties();
             AgentOptions options = AgentOptions.parse(args);
@@ -389,7 +404,11 @@ public final class SoraAgent {
             return 0;
         }
         running = null;
-        return agent.stop();
+        try {
+            return agent.stop();
+        } finally {
+            SoraBridge.release();
+        }
     }
 
     /** @return how many connections keep their fast path */

@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 5;
+    public static final int ABI = 6;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -48,6 +48,24 @@ public final class SoraBridge {
 
     public static SoraDelegate delegate() {
         return delegate;
+    }
+
+    /** Whether an agent has claimed this JVM ({@link #claim}). */
+    private static final java.util.concurrent.atomic.AtomicBoolean CLAIMED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * One agent per JVM: true for the start that may go on. Two copies of the agent ({@code -javaagent}
+     * given twice, say once in {@code JAVA_TOOL_OPTIONS}) load two agents in two class loaders, which
+     * share only this boot class; each started in full, both patched the socket classes and listened on
+     * the same ports (found in review, 2026-11-29).
+     */
+    public static boolean claim() {
+        return CLAIMED.compareAndSet(false, true);
+    }
+
+    /** The agent that claimed the JVM stopped (detach) or did not start. */
+    public static void release() {
+        CLAIMED.set(false);
     }
 
     /** Entry of {@code connect(SocketAddress,int)}: before the TCP connect. */
