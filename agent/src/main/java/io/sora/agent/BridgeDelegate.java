@@ -112,12 +112,7 @@ final class BridgeDelegate implements SoraDelegate {
 
     @Override
     public void serverClosed(ServerSocket serverSocket) {
-        Listeners.Server l = listeners.closed(serverSocket);
-        if (l != null) {
-            hotAttach.closed(l);
-        } else if (hotAttach.active()) {
-            hotAttach.closedUnclaimed(serverSocket.getLocalSocketAddress());
-        }
+        hotAttach.serverClosed(listeners.closed(serverSocket), serverSocket::getLocalSocketAddress);
     }
 
     // ---------------------------------------------------------------- streams and lifecycle

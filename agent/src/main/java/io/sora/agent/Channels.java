@@ -243,19 +243,14 @@ final class Channels {
     }
 
     void serverClosing(ServerSocketChannel server) {
-        Listeners.Server l = listeners.closed(server);
-        if (l != null) {
-            hotAttach.closed(l);
-        } else if (hotAttach.active()) {
+        hotAttach.serverClosed(listeners.closed(server), () -> {
             // its close has begun (getLocalAddress throws now): the adaptor reads the address it was bound to
-            java.net.SocketAddress bound;
             try {
-                bound = server.socket().getLocalSocketAddress();
+                return server.socket().getLocalSocketAddress();
             } catch (UnsupportedOperationException unixDomain) {
-                return; // a Unix-domain server channel (sora's own rendezvous among them): never adopted
+                return null; // a Unix-domain server channel (sora's own rendezvous among them): never adopted
             }
-            hotAttach.closedUnclaimed(bound);
-        }
+        });
     }
 
     // ---------------------------------------------------------------- paired channels

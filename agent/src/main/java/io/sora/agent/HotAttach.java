@@ -157,9 +157,21 @@ final class HotAttach {
     }
 
     /** An adopted server socket closed: its port is no longer adopted. */
-    void closed(Listeners.Server l) {
+    private void closed(Listeners.Server l) {
         if (l.adopted()) {
             adopted.remove(l.bound().getPort(), l);
+        }
+    }
+
+    /**
+     * A server socket (or server socket channel) closed: {@code l} its listeners, or null when none is its
+     * own (no accept since the attach claimed adopted ones); {@code bound}, asked only then, its address.
+     */
+    void serverClosed(Listeners.Server l, java.util.function.Supplier<java.net.SocketAddress> bound) {
+        if (l != null) {
+            closed(l);
+        } else if (active()) {
+            closedUnclaimed(bound.get());
         }
     }
 
@@ -169,8 +181,8 @@ final class HotAttach {
      * and rendezvous socket until the detach, and a server socket bound next on that port could not start
      * its own beside it: all of that one's clients stayed on TCP (found in review, 2026-11-29).
      */
-    void closedUnclaimed(java.net.SocketAddress bound) {
-        if (adopted.isEmpty() || !(bound instanceof InetSocketAddress local)) return;
+    private void closedUnclaimed(java.net.SocketAddress bound) {
+        if (!(bound instanceof InetSocketAddress local)) return;
         Listeners.Server l = adopted.get(local.getPort());
         if (l == null || !sameAddress(l.bound(), local)) return;
         if (adopted.remove(local.getPort(), l)) l.close();

@@ -162,7 +162,6 @@ final class PathRecorder {
      */
     int handOver(DetachedConnections<PairedSocket> left) {
         handedOver = true;
-        int[] kept = {0};
         // a paired socket whose application has not yet taken both streams would get the TCP socket's for
         // the one it asks for later, on which the peer sends nothing: both ends would wait for ever. Its fast
         // path closes now instead (the peer reads the end, its writes fail), a visible end (found in
@@ -170,13 +169,12 @@ final class PathRecorder {
         paired.drain((socket, p) -> {
             if (p.bothStreamsTaken()) {
                 left.add(socket, p);
-                kept[0]++;
             } else {
                 p.cleanable.clean();
             }
         });
         cleaner.close();
-        return kept[0];
+        return left.size();
     }
 
     /** Closes a fast connection (best effort) and traces its end with its byte counts. */

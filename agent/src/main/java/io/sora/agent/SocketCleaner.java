@@ -52,7 +52,6 @@ final class SocketCleaner {
         synchronized (this) {
             if (!closed && thread == null) {
                 thread = io.sora.transport.AgentThreads.daemon(this::run, "sora-cleaner");
-                thread.setDaemon(true);
                 thread.start();
             }
         }

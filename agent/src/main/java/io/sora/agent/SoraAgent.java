@@ -109,8 +109,8 @@ public final class SoraAgent {
         // build has no claim: its start fails below, saying so)
         boolean otherBuild = bridgeAbiMismatch(SoraBridge.class) != null;
         boolean claimed = !otherBuild && SoraBridge.claim();
-        if (running != null || SoraBridge.delegate() != null || (!otherBuild && !claimed)) {
-            if (claimed) SoraBridge.release();
+        // a copy of this build holds the claim (this one's own start included); one of another build, the delegate
+        if (otherBuild ? SoraBridge.delegate() != null : !claimed) {
             System.err.println("[sora] WARN agent already running in this JVM; ignoring the second start");
             return;
         }

@@ -173,7 +173,6 @@ public final class NativeFiles {
             synchronized (Mapping.class) {
                 if (reaper == null && !closing) {
                     Thread t = io.sora.transport.AgentThreads.daemon(Mapping::reap, "sora-unmap");
-                    t.setDaemon(true);
                     reaper = t;
                     t.start();
                 }

@@ -24,6 +24,11 @@ public final class DetachedConnections<C> {
         connections.add(connection);
     }
 
+    /** How many connections were added (before {@link #start}). */
+    public int size() {
+        return connections.size();
+    }
+
     /**
      * Starts watching: {@code close} runs once per connection when its socket is closed or gone;
      * {@code whenDone} runs once after the last (at once when there is none).

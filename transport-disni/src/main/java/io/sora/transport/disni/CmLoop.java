@@ -112,7 +112,6 @@ final class CmLoop {
         this.timeoutMillis = timeoutMillis;
         this.idMap = channel == null ? null : synchronizeIdMap(channel);
         this.thread = io.sora.transport.AgentThreads.daemon(this::run, name);
-        thread.setDaemon(true);
         thread.start();
     }
 

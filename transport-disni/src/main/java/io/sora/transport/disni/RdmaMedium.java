@@ -205,7 +205,6 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         this.directSliceMillis = directSliceMillis;
         qp.setCompletions(this);
         this.thread = io.sora.transport.AgentThreads.daemon(this::run, "sora-rdma-cq-" + id);
-        thread.setDaemon(true);
         thread.start();
     }
 

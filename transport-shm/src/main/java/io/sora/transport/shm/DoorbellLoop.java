@@ -389,7 +389,6 @@ final class DoorbellLoop {
             NativeEpoll ep = NativeEpoll.open();
             epoll = ep;
             thread = io.sora.transport.AgentThreads.daemon(() -> runNatively(ep), "sora-shm-doorbell");
-            thread.setDaemon(true);
             thread.start();
         }
         return epoll;
@@ -471,7 +470,6 @@ final class DoorbellLoop {
             Selector s = Selector.open();
             selector = s;
             thread = io.sora.transport.AgentThreads.daemon(() -> run(s), "sora-shm-doorbell");
-            thread.setDaemon(true);
             thread.start();
         }
         return selector;

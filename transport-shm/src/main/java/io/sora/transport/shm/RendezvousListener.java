@@ -120,7 +120,6 @@ final class RendezvousListener implements Runnable {
         }
         if (threaded) {
             thread = io.sora.transport.AgentThreads.daemon(this, "sora-shm-listen-" + port);
-            thread.setDaemon(true);
             thread.start();
         } else {
             thread = null;
