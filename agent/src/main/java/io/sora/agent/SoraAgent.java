@@ -239,11 +239,6 @@ public final class SoraAgent {
             Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
                     attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning,
                     unserved == null ? List::of : unserved::found);
-            // before the bean: once it is registered, what was said is said
-            if (channelPatch != null && !attached && Runtime.version().feature() >= 22
-                    && "sora-start".equals(Thread.currentThread().getName())) {
-                sayEscaped(rules, tracer, ProcessSockets.read());
-            }
             publish(bean, attached || late, inst, bridge);
             timer.mark("shutdown hook and bean");
             timer.print();
@@ -558,32 +553,6 @@ public final class SoraAgent {
             }
         }
         return null;
-    }
-
-    /**
-     * At the end of a start beside {@code main} on JDK 22+: the connections this process made while the
-     * agent was starting that a connect rule matches. They stay on TCP, and sora never saw them: on
-     * those JDKs the start gate cannot hold the socket channel class (docs/nio.md), so a channel that
-     * {@code main} connected in the start's first 0.1-0.3 s ran the JDK's unpatched code. Said once each,
-     * on stderr and as a NET path event, so the TCP is explained rather than silent. Connections of
-     * this process's own listeners (accepted ones, and one to itself) are not client connections.
-     */
-    private static void sayEscaped(RuleSet rules, Tracer tracer, ProcessSockets now) {
-        java.util.Set<Integer> listening = new java.util.HashSet<>();
-        for (java.net.InetSocketAddress l : now.listening()) listening.add(l.getPort());
-        for (ProcessSockets.Connection c : now.established()) {
-            if (listening.contains(c.local().getPort()) || listening.contains(c.remote().getPort())) continue;
-            Optional<io.sora.rules.Rule> rule = rules.matchConnect(c.remote());
-            if (rule.isEmpty()) continue;
-            String why = "a connection to " + c.remote().getAddress().getHostAddress() + ":" + c.remote().getPort()
-                    + " from " + c.local().getPort() + ", which " + RuleTerms.where(rule.get()) + " matches, was made while the"
-                    + " agent was still starting (on JDK 22+ a socket channel connected then is not held for it: docs/nio.md);"
-                    + " it stays on TCP. -Dsora.startup.background=false starts the agent before main";
-            System.err.println("[sora] WARN " + why);
-            if (tracer.isOn(Category.NET)) {
-                tracer.event(Hook.PATH, 0, "tcp", why, "local=" + c.local() + " remote=" + c.remote());
-            }
-        }
     }
 
     /** A start-up problem: on stderr as before, and kept for the JMX bean (what {@code sora attach} prints). */

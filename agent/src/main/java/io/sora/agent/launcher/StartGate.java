@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Lets the agent start on a thread of its own ({@code sora-start}) while the application's {@code main}
  * runs, without a connection ever escaping the patch: until the start is done, a thread that loads
- * {@code java.net.Socket}, {@code java.net.ServerSocket} or the JDK's socket channel classes waits here,
- * inside the class load, for it ({@link #isGated}).
+ * {@code java.net.Socket}, {@code java.net.ServerSocket} or the JDK's default selector provider (through
+ * which every socket channel and server socket channel is made) waits here, inside the class load, for it
+ * ({@link #isGated}).
  *
  * <p>Why that is enough: the socket patch is a retransformation-capable transformer, and the JVM hands
  * a loading class to every retransformation-incapable transformer (this gate) before any capable one
@@ -18,12 +19,22 @@ import java.util.concurrent.TimeUnit;
  * meanwhile, in the same load. A capable no-op transformer is registered up front so that the JVM's
  * capable environment exists before any such load begins. A class already loaded when the agent starts
  * (another agent used sockets first) cannot be held: then the start runs before {@code main}, as always.
+ * The channel classes themselves are patched when they load after the start, or retransformed at its end
+ * when something loaded them meanwhile: no channel is made before the provider is, and the provider's load
+ * is held.
  *
- * <p>The starting thread itself never waits (it would wait for itself); it does not load
- * {@code Socket} or {@code ServerSocket} (checked with {@code -Xlog:class+load}; the RDMA self-test makes its
- * TCP connection natively for that reason), and on JDK 22+ its file reads load {@code SocketChannelImpl},
- * which is why such loads are never held ({@link #loadedByAType}). The wait is bounded ({@link #WAIT_MILLIS}, then a warning): a start that hangs
- * costs the application that much once, never its sockets' bytes: they stay on TCP.
+ * <p>The starting thread itself never waits (it would wait for itself), and it loads none of the gated
+ * classes (checked with {@code -Xlog:class+load}; the RDMA self-test makes its TCP connection natively for
+ * that reason). A held class must be one the start can never need: while a thread holds a class's load,
+ * every other thread that needs the class waits for it. The channel classes are not held for that reason:
+ * on JDK 22+ every file stream of the JDK ({@code Files.newInputStream}, {@code readAllBytes}, the JDK's
+ * own security properties that {@code SecureRandom} and {@code InetAddress} read at their first use) tests
+ * its channel with {@code instanceof SocketChannelImpl}, which loads that class; the start does such reads
+ * (its rules, a temporary file), and until 2026-11-29 a {@code main} whose first act was opening a socket
+ * channel held that load until the start was done while the start waited for the load (10 s, then the
+ * warning, and main's channels on TCP). The wait is bounded ({@link #WAIT_MILLIS}, then one warning, and no
+ * later load waits): a start that hangs costs the application that much once, never its sockets' bytes:
+ * they stay on TCP.
  */
 final class StartGate implements ClassFileTransformer {
     static final String WAIT_PROPERTY = "sora.startup.gateWait";
@@ -40,6 +51,8 @@ final class StartGate implements ClassFileTransformer {
     private final ClassFileTransformer capable = new ClassFileTransformer() {
     };
     private volatile Thread starter;
+    /** Set when a wait ran out: the start hangs, and no later load waits for it. */
+    private volatile boolean gaveUp;
 
     private StartGate(Instrumentation inst) {
         this.inst = inst;
@@ -71,16 +84,16 @@ final class StartGate implements ClassFileTransformer {
     }
 
     /**
-     * The classes whose first use may decide a connection's path: streams' sockets and NIO's channels
-     * (connect, bind, accept). The selector and file-channel classes are not held: the agent's own
-     * start loads {@code FileChannelImpl} (so holding it could deadlock the start against a loading
-     * application thread), and both only matter for connections paired after the start; they are
-     * retransformed when the channel patch installs.
+     * The classes whose first use may decide a connection's path: streams' sockets, and the default
+     * selector provider, which makes every socket channel and server socket channel (connect, bind,
+     * accept). The selector, channel and file-channel classes are not held: the agent's start may need
+     * them (see the class comment; it loads {@code FileChannelImpl} and, on JDK 22+, {@code
+     * SocketChannelImpl}), and no channel exists before the provider does; they are patched as they load
+     * after the start, or retransformed when the channel patch installs.
      */
     static boolean isGated(String internalName) {
         return switch (internalName) {
-            case "java/net/Socket", "java/net/ServerSocket", "sun/nio/ch/SocketChannelImpl",
-                    "sun/nio/ch/ServerSocketChannelImpl" -> true;
+            case "java/net/Socket", "java/net/ServerSocket", "sun/nio/ch/DefaultSelectorProvider" -> true;
             default -> false;
         };
     }
@@ -88,30 +101,9 @@ final class StartGate implements ClassFileTransformer {
     /** {@link #isGated}, for a binary (dotted) name. */
     static boolean isGatedDotted(String name) {
         return switch (name) {
-            case "java.net.Socket", "java.net.ServerSocket", "sun.nio.ch.SocketChannelImpl",
-                    "sun.nio.ch.ServerSocketChannelImpl" -> true;
+            case "java.net.Socket", "java.net.ServerSocket", "sun.nio.ch.DefaultSelectorProvider" -> true;
             default -> false;
         };
-    }
-
-    /**
-     * Whether a channel class is being loaded because the JDK's own code tests a type against it, not to
-     * make a channel: on JDK 22+ every file stream ({@code Files.newInputStream}, {@code readAllBytes}: an
-     * {@code instanceof SocketChannelImpl} in {@code sun.nio.ch.Streams}) and {@code FileChannel.transferTo}
-     * (a type switch in {@code FileChannelImpl}) load {@code SocketChannelImpl}. Such a load must not wait:
-     * the agent's start reads files too (its rules), and a start that needs the class a held {@code main}
-     * is loading waits for that load, which waits for the start (until 2026-11-24 every JVM on JDK 25 whose
-     * {@code main} read a file or resolved an address first stopped for the gate's 10 s, and its sockets
-     * loaded unpatched). The class then loads unpatched and is patched at the start's end, with the rest
-     * of the channel patch; a client channel that {@code main} opens meanwhile (the start's first 0.1-0.3
-     * s) stays on TCP, while server channels, streams and sockets are still held.
-     */
-    private static boolean loadedByAType(String name) {
-        if (!name.startsWith("sun/nio/ch/")) return false;
-        return StackWalker.getInstance().walk(frames -> frames.limit(64).anyMatch(f -> {
-            String c = f.getClassName();
-            return c.equals("sun.nio.ch.Streams") || c.equals("sun.nio.ch.FileChannelImpl");
-        }));
     }
 
     private void open() {
@@ -123,15 +115,17 @@ final class StartGate implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefining,
                             ProtectionDomain pd, byte[] bytes) {
-        if (loader != null || redefining != null || started.getCount() == 0 || !isGated(name)
-                || Thread.currentThread() == starter || loadedByAType(name)) {
+        if (loader != null || redefining != null || started.getCount() == 0 || gaveUp || !isGated(name)
+                || Thread.currentThread() == starter) {
             return null;
         }
         try {
-            if (!started.await(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+            if (!started.await(WAIT_MILLIS, TimeUnit.MILLISECONDS) && !gaveUp) {
+                // once: a start that hangs costs the application one wait, not one per gated class
+                gaveUp = true;
                 System.err.println("[sora] WARN the agent did not start within " + WAIT_MILLIS + " ms; "
-                        + name.replace('/', '.') + " loads unpatched, its connections stay on TCP until it has"
-                        + " (on a slow host: -D" + WAIT_PROPERTY + "=MS waits longer)");
+                        + name.replace('/', '.') + " loads unpatched, and connections made before the agent is up"
+                        + " stay on TCP (no later load waits; on a slow host: -D" + WAIT_PROPERTY + "=MS waits longer)");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -54,6 +54,35 @@ class StartBesideMainIT {
     }
 
     /**
+     * A client socket channel opened as {@code main}'s very first act (no file read or address resolved
+     * before it): on JDK 22+ the agent's start, reading its rules and the JDK's security properties, needs
+     * the class that load makes ({@code sun.nio.ch.SocketChannelImpl}), and until 2026-11-29 the start gate
+     * held that load until the start was done: main waited 10 s, and its channels stayed on TCP.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void aClientChannelOpenedFirstWaitsOnlyForTheStartAndPairs(Path jdk) throws Exception {
+        assertStartedOn(jdk, "sora-start", List.of(), "ClientChannelFirst");
+    }
+
+    /**
+     * A start that does not finish within the gate's wait costs the application one wait, whatever number
+     * of gated classes (a socket channel's provider, a server socket, a socket) it loads meanwhile: here
+     * the wait is 1 ms, which a start never makes, and the warning comes once (before 2026-11-29: once per
+     * class, each after its own wait).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    void aStartThatOutlastsTheGatesWaitIsWaitedForOnce(Path jdk) throws Exception {
+        List<String> jvmArgs = new ArrayList<>(Reliability.agent(Reliability.loopbackConf(tmp), tmp, null));
+        jvmArgs.add(0, "-Dsora.startup.gateWait=1");
+        try (ForkedJvm j = ForkedJvm.start(jdk, jvmArgs, Reliability.cp(), Reliability.APPS + "ClientChannelFirst")) {
+            assertEquals(0, j.await(60_000), j.describe());
+            assertEquals(1, j.stderr().stream().filter(l -> l.contains("did not start within 1 ms")).count(), j.describe());
+        }
+    }
+
+    /**
      * A program of streams only pays nothing for channels: sora's own Unix-domain rendezvous accepting
      * its client's announcement once checked the channel patch (every planned class patched again,
      * {@code FileChannelImpl} retransformed, the selector's internals looked up: 20-40 ms of a cold JVM,
@@ -82,6 +111,7 @@ class StartBesideMainIT {
             assertEquals(0, j.await(60_000), j.describe());
             assertEquals("shm shm", Reliability.require(j, "PATH"), j.describe());
             if (app.equals("FileFirst")) assertEquals("shm shm", Reliability.require(j, "CHANNELPATH"), j.describe());
+            if (app.equals("ClientChannelFirst")) assertEquals("shm shm", Reliability.require(j, "STREAMPATH"), j.describe());
             List<String> timing = j.stderr().stream().filter(l -> l.contains("agent total")).toList();
             assertEquals(1, timing.size(), j.describe());
             assertTrue(timing.get(0).endsWith("on thread " + thread), timing.get(0));
