@@ -9,6 +9,7 @@ import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
+import io.sora.transport.Transport;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -37,12 +38,12 @@ final class SelfTest {
      * Pairs twice (the first warms every code path) and returns how long the second client pairing
      * took, in nanoseconds.
      */
-    static long run(DisniTransport t, InetAddress address) throws IOException {
+    static long run(Transport t, InetAddress address) throws IOException {
         once(t, address);
         return once(t, address);
     }
 
-    private static long once(DisniTransport t, InetAddress address) throws IOException {
+    private static long once(Transport t, InetAddress address) throws IOException {
         SocketHooks hooks = new SocketHooks() {
             @Override
             public int soTimeoutMillis() {
@@ -71,17 +72,25 @@ final class SelfTest {
     }
 
     /** Pairs the TCP connection {@code client -> server} (both ends in this process) and exchanges a byte each way. */
-    private static long pair(DisniTransport t, InetSocketAddress server, InetSocketAddress client, PairingOptions options,
+    private static long pair(Transport t, InetSocketAddress server, InetSocketAddress client, PairingOptions options,
                              SocketHooks hooks) throws IOException {
         ServerBinding b = t.listen(server, k -> new AcceptPolicy.Allow(options));
+        boolean closed = false;
         try {
             PairingResult[] accepted = new PairingResult[1];
             ConnectionKey key = new ConnectionKey(client, server);
             Thread accepting = new Thread(() -> accepted[0] = b.awaitPairing(key, WAIT, hooks), "sora-rdma-selftest");
+            accepting.setDaemon(true);
             accepting.start();
             long start = System.nanoTime();
             PairingResult connected = t.connect(key, options, hooks);
             long took = System.nanoTime() - start;
+            if (!(connected instanceof PairingResult.Paired)) {
+                // no pairing is coming: the closed listener ends the accept's wait now (it waited its whole
+                // WAIT, 20 s of the application's start-up, when the client failed at once)
+                closed = true;
+                b.close();
+            }
             accepting.join(WAIT.toMillis() * 3);
             exchange(connected, accepted[0]);
             return took;
@@ -89,7 +98,7 @@ final class SelfTest {
             Thread.currentThread().interrupt();
             throw new IOException("RDMA self-test interrupted", e);
         } finally {
-            b.close();
+            if (!closed) b.close();
         }
     }
 
