@@ -260,7 +260,7 @@ final class PathWarmup {
             try {
                 try {
                     first.run();
-                } catch (RuntimeException | LinkageError e) {
+                } catch (RuntimeException | LinkageError | OutOfMemoryError e) {
                     // the first connection that needs a fast path probes it again, and reports
                 }
                 if (!disabled) run();
@@ -320,8 +320,9 @@ final class PathWarmup {
                         + StartupTimer.millis(System.nanoTime() - t2) + " ms (" + (!channelJvm ? "not waited for in a JVM of streams"
                         : quiet ? "it went quiet" : "still busy") + ")");
             }
-        } catch (RuntimeException | LinkageError e) {
-            // a warm-up only
+        } catch (RuntimeException | LinkageError | OutOfMemoryError e) {
+            // a warm-up only (OutOfMemoryError: a small -XX:MaxDirectMemorySize, say; the application's own
+            // connections meet it again, and say so, if it lasts)
         } finally {
             warming = null;
             DATA_PATH_DONE.countDown();
@@ -409,8 +410,8 @@ final class PathWarmup {
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         Thread echo = new Thread(() -> {
             BridgeDelegate.INTERNAL.set(Boolean.TRUE);
-            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(4096);
             try {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(4096);
                 for (int i = 0; i < rounds; i++) {
                     buf.clear().limit(size(i));
                     while (buf.hasRemaining()) {
@@ -419,7 +420,7 @@ final class PathWarmup {
                     buf.flip();
                     while (buf.hasRemaining()) blocking.write(buf);
                 }
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | Error e) {
                 failed.set(e);
                 echoRing.close(); // the selecting side's read ends with EOF, not a hang
             }

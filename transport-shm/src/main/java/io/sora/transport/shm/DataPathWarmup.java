@@ -417,9 +417,9 @@ final class DataPathWarmup {
     private static void pingPong(RingConnection a, RingConnection b, byte[] msg, byte[] got, int rounds,
                                  boolean channels, ShmMedium client, ShmMedium server) throws IOException {
         Thread echo = new Thread(() -> {
-            byte[] buf = new byte[msg.length];
-            java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
             try {
+                byte[] buf = new byte[msg.length];
+                java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(msg.length);
                 for (int i = 0; i < rounds; i++) {
                     int n = size(i);
                     if (!channels || (i & 2) == 0) {
@@ -437,8 +437,10 @@ final class DataPathWarmup {
                         b.outputStream().write(direct, true);
                     }
                 }
-            } catch (IOException | RuntimeException e) {
-                closeQuietly(b); // the other side's read ends with EOF, not a hang
+            } catch (IOException | RuntimeException | Error e) {
+                // an allocation that failed too (a small -XX:MaxDirectMemorySize): the other side's read
+                // ends with EOF, not a hang that kept the warm-up thread until the JVM's exit
+                closeQuietly(b);
             }
         }, "sora-warmup-echo");
         echo.setDaemon(true);
