@@ -52,8 +52,12 @@ public final class SoraAgent {
     /** The agent argument that detaches the running agent instead of starting one. */
     static final String DETACH = "detach";
     private static volatile SoraAgent running;
-    /** Waits for the platform MBean server to register the bean in (see {@link #publish}); null if not. */
-    private static ManagementPatch managementPatch;
+    /**
+     * Whether the runtime has {@code java.management} (a jlink image may not): the status bean, and
+     * everything that names a JMX type, lives in {@link Jmx}, loaded only when it has. Before 2026-11-29 the
+     * agent's start linked JMX's exception types, and without the module the agent did not start at all.
+     */
+    private static final boolean MANAGEMENT = ModuleLayer.boot().findModule("java.management").isPresent();
 
     private final Tracer tracer;
     private final RuleSet rules;
@@ -97,12 +101,18 @@ public final class SoraAgent {
     /**
      * Called by the launcher through reflection. Never throws.
      *
-     * @param late started after the application's start-up, when the bean is due (no rule file, no
-     *             trace: see the launcher): the bean is registered at once
+     * @param late started after the application's start-up (no rule file, no trace: see the launcher); its
+     *             bean, as any start's with {@code -javaagent}, waits for the platform MBean server (until
+     *             2026-11-29 it was registered at once, creating that server 2 s into every such JVM's life)
      */
     public static synchronized void start(String args, Instrumentation inst, boolean attached, File agentJar, boolean late) {
         if (args != null && args.trim().equals(DETACH)) {
-            detachThroughJmx();
+            if (MANAGEMENT) {
+                Jmx.detach();
+            } else {
+                System.err.println("[sora] ERROR detach: this Java runtime has no java.management module, through which"
+                        + " a detach reaches the running agent");
+            }
             return;
         }
         // claimed in the boot loader's bridge, which every copy of the agent shares (a bridge of another
@@ -116,14 +126,14 @@ public final class SoraAgent {
         }
         StartupTimer timer = new StartupTimer();
         try {
-            startClaimed(args, inst, attached, agentJar, late, timer);
+            startClaimed(args, inst, attached, agentJar, timer);
         } finally {
             if (claimed && running == null) SoraBridge.release();
         }
     }
 
     /** {@link #start}, this agent having claimed the JVM. */
-    private static void startClaimed(String args, Instrumentation inst, boolean attached, File agentJar, boolean late,
+    private static void startClaimed(String args, Instrumentation inst, boolean attached, File agentJar,
                                      StartupTimer timer) {
         Tracer tracer = Tracer.OFF;
         try {
@@ -236,10 +246,13 @@ public final class SoraAgent {
                 agent.shutdownHook.run();
                 return;
             }
-            Connections bean = new Connections(registry, agent::fastPathInfo, problems, args == null ? "" : args,
-                    attached, System.currentTimeMillis(), version(agentJar), SoraAgent::stopRunning,
-                    unserved == null ? List::of : unserved::found);
-            publish(bean, attached || late, inst, bridge);
+            if (MANAGEMENT) {
+                Jmx.publish(new Jmx.Bean(registry, agent::fastPathInfo, problems, args == null ? "" : args, attached,
+                        System.currentTimeMillis(), version(agentJar), unserved), attached, inst, bridge);
+            } else {
+                System.err.println("[sora] WARN this Java runtime has no java.management module: the agent serves its"
+                        + " rules, but sora status, attach and detach cannot reach this JVM");
+            }
             timer.mark("shutdown hook and bean");
             timer.print();
         } catch (Throwable t) {
@@ -302,88 +315,6 @@ public final class SoraAgent {
     }
 
     /**
-     * Registers the bean: on hot attach (and at a late start, which exists for the bean) at once, since
-     * the tool that attached waits for it. At JVM start-up, when the JVM's platform MBean server is first
-     * asked for ({@link ManagementPatch}): by {@code sora status}/{@code verify}/{@code detach}, which
-     * start the JDK's local management agent in the target, or by the application or any JMX tool. So a
-     * JVM that nobody inspects never creates that server for sora: ~120-145 ms of CPU measured here,
-     * which the agent used to spend 2 s after every start, on the application's CPUs.
-     * {@code -Dsora.jmx.delay=MILLIS} registers after that delay instead (as before: the server is then
-     * created by the agent), {@code -Dsora.jmx=false} never.
-     */
-    private static void publish(Connections bean, boolean now, Instrumentation inst, Class<?> bridge) {
-        if (!Boolean.parseBoolean(System.getProperty("sora.jmx", "true"))) {
-            return;
-        }
-        if (now) {
-            register(bean);
-            return;
-        }
-        if (System.getProperty("sora.jmx.delay") == null) {
-            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-            SoraBridge.onPlatformMBeanServer(server -> {
-                if (running != null && !done.getAndSet(true)) {
-                    register(() -> bean.register((javax.management.MBeanServer) server));
-                }
-            });
-            // a ManagementFactory that cannot be patched after all (an unknown JDK) falls back to the timer
-            ManagementPatch patch = new ManagementPatch(inst, () -> registerLater(bean, 2000L));
-            try {
-                if (patch.install(bridge)) {
-                    managementPatch = patch;
-                    return;
-                }
-            } catch (RuntimeException | LinkageError e) {
-                System.err.println("[sora] WARN cannot wait for the platform MBean server (" + e + "); "
-                        + ConnectionsMXBean.OBJECT_NAME + " is registered 2 s after start-up");
-            }
-            // ManagementFactory was loaded before the agent (by another agent, say), unpatched: registered
-            // as before this existed, 2 s after start-up, off the start-up path and after the application
-            // had the chance to set up JMX and java.util.logging its own way
-            SoraBridge.onPlatformMBeanServer(null);
-            registerLater(bean, 2000L);
-            return;
-        }
-        registerLater(bean, Long.getLong("sora.jmx.delay", 2000L));
-    }
-
-    /** Registers the bean from a daemon thread after {@code delay} ms, if the agent still runs then. */
-    private static void registerLater(Connections bean, long delay) {
-        Thread t = new Thread(() -> {
-            try {
-                Thread.sleep(Math.max(0, delay));
-            } catch (InterruptedException e) {
-                return;
-            }
-            synchronized (SoraAgent.class) {
-                if (running != null) {
-                    register(bean);
-                }
-            }
-        }, "sora-jmx");
-        t.setDaemon(true);
-        t.start();
-    }
-
-    /** Registration, as {@link #register(Connections)} reports it. */
-    private interface Registration {
-        void run() throws JMException;
-    }
-
-    private static void register(Connections bean) {
-        register(bean::register);
-    }
-
-    private static void register(Registration registration) {
-        try {
-            registration.run();
-        } catch (JMException | RuntimeException e) {
-            System.err.println("[sora] ERROR cannot register " + ConnectionsMXBean.OBJECT_NAME
-                    + " (sora status will not see this JVM): " + e);
-        }
-    }
-
-    /**
      * Detaches the running agent: the bridge becomes a no-op first (so advice still inlined anywhere does
      * nothing), then the original Socket/ServerSocket classes are restored, the bean and the shutdown
      * hook go, the listeners stop; connections already on a fast path keep it until the application
@@ -419,12 +350,7 @@ public final class SoraAgent {
             System.err.println("[sora] ERROR detach could not restore java.net.Socket/ServerSocket: " + t);
         }
 
-        SoraBridge.onPlatformMBeanServer(null);
-        if (managementPatch != null) {
-            managementPatch.uninstall();
-            managementPatch = null;
-        }
-        Connections.unregister();
+        if (MANAGEMENT) Jmx.unpublish();
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException e) {
@@ -458,12 +384,146 @@ public final class SoraAgent {
         return kept;
     }
 
-    /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */
-    private static void detachThroughJmx() {
-        try {
-            ManagementFactory.getPlatformMBeanServer().invoke(Connections.objectName(), "detach", null, null);
-        } catch (JMException e) {
-            System.err.println("[sora] ERROR detach: no sora agent is registered in this JVM (" + e + ")");
+    /**
+     * Everything of the agent that names a JMX type: loaded only in a runtime with {@code java.management}
+     * ({@link #MANAGEMENT}).
+     */
+    private static final class Jmx {
+        /** Waits for the platform MBean server to register the bean in (see {@link #publish}); null if not. */
+        private static ManagementPatch managementPatch;
+
+        private Jmx() {
+        }
+
+        /** The status bean's parts, made into the bean only here (a class, not a record: no generated methods to link). */
+        static final class Bean {
+            private final ConnectionRegistry registry;
+            private final java.util.function.Supplier<List<FastPathInfo>> fastPaths;
+            private final List<String> problems;
+            private final String args;
+            private final boolean attached;
+            private final long startMillis;
+            private final String version;
+            private final UnservedApis unserved;
+
+            Bean(ConnectionRegistry registry, java.util.function.Supplier<List<FastPathInfo>> fastPaths, List<String> problems,
+                 String args, boolean attached, long startMillis, String version, UnservedApis unserved) {
+                this.registry = registry;
+                this.fastPaths = fastPaths;
+                this.problems = problems;
+                this.args = args;
+                this.attached = attached;
+                this.startMillis = startMillis;
+                this.version = version;
+                this.unserved = unserved;
+            }
+
+            Connections create() {
+                return new Connections(registry, fastPaths, problems, args, attached, startMillis, version,
+                        SoraAgent::stopRunning, unserved == null ? List::of : unserved::found);
+            }
+        }
+
+        /**
+         * Registers the bean: on hot attach at once, since
+         * the tool that attached waits for it. At JVM start-up, when the JVM's platform MBean server is first
+         * asked for ({@link ManagementPatch}): by {@code sora status}/{@code verify}/{@code detach}, which
+         * start the JDK's local management agent in the target, or by the application or any JMX tool. So a
+         * JVM that nobody inspects never creates that server for sora: ~120-145 ms of CPU measured here,
+         * which the agent used to spend 2 s after every start, on the application's CPUs.
+         * {@code -Dsora.jmx.delay=MILLIS} registers after that delay instead (as before: the server is then
+         * created by the agent), {@code -Dsora.jmx=false} never.
+         */
+        static void publish(Bean made, boolean now, Instrumentation inst, Class<?> bridge) {
+            if (!Boolean.parseBoolean(System.getProperty("sora.jmx", "true"))) {
+                return;
+            }
+            Connections bean = made.create();
+            if (now) {
+                register(bean);
+                return;
+            }
+            if (System.getProperty("sora.jmx.delay") == null) {
+                java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+                SoraBridge.onPlatformMBeanServer(server -> {
+                    if (running != null && !done.getAndSet(true)) {
+                        register(() -> bean.register((javax.management.MBeanServer) server));
+                    }
+                });
+                // a ManagementFactory that cannot be patched after all (an unknown JDK) falls back to the timer
+                ManagementPatch patch = new ManagementPatch(inst, () -> registerLater(bean, 2000L));
+                try {
+                    if (patch.install(bridge)) {
+                        managementPatch = patch;
+                        return;
+                    }
+                } catch (RuntimeException | LinkageError e) {
+                    System.err.println("[sora] WARN cannot wait for the platform MBean server (" + e + "); "
+                            + ConnectionsMXBean.OBJECT_NAME + " is registered 2 s after start-up");
+                }
+                // ManagementFactory was loaded before the agent (by another agent, say), unpatched: registered
+                // as before this existed, 2 s after start-up, off the start-up path and after the application
+                // had the chance to set up JMX and java.util.logging its own way
+                SoraBridge.onPlatformMBeanServer(null);
+                registerLater(bean, 2000L);
+                return;
+            }
+            registerLater(bean, Long.getLong("sora.jmx.delay", 2000L));
+        }
+
+        /** Registers the bean from a daemon thread after {@code delay} ms, if the agent still runs then. */
+        private static void registerLater(Connections bean, long delay) {
+            Thread t = new Thread(() -> {
+                try {
+                    Thread.sleep(Math.max(0, delay));
+                } catch (InterruptedException e) {
+                    return;
+                }
+                synchronized (SoraAgent.class) {
+                    if (running != null) {
+                        register(bean);
+                    }
+                }
+            }, "sora-jmx");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        /** Registration, as {@link #register(Connections)} reports it. */
+        private interface Registration {
+            void run() throws JMException;
+        }
+
+        private static void register(Connections bean) {
+            register(bean::register);
+        }
+
+        private static void register(Registration registration) {
+            try {
+                registration.run();
+            } catch (JMException | RuntimeException e) {
+                System.err.println("[sora] ERROR cannot register " + ConnectionsMXBean.OBJECT_NAME
+                        + " (sora status will not see this JVM): " + e);
+            }
+        }
+
+        /** What {@link #stop} undoes of {@link #publish}. */
+        static void unpublish() {
+            SoraBridge.onPlatformMBeanServer(null);
+            if (managementPatch != null) {
+                managementPatch.uninstall();
+                managementPatch = null;
+            }
+            Connections.unregister();
+        }
+
+        /** {@code detach} as an agent argument: the agent to stop lives in another class loader; JMX reaches it. */
+        static void detach() {
+            try {
+                ManagementFactory.getPlatformMBeanServer().invoke(Connections.objectName(), "detach", null, null);
+            } catch (JMException e) {
+                System.err.println("[sora] ERROR detach: no sora agent is registered in this JVM (" + e + ")");
+            }
         }
     }
 

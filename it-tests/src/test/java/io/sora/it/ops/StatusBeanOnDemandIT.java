@@ -25,11 +25,43 @@ import org.junit.jupiter.params.provider.MethodSource;
 class StatusBeanOnDemandIT {
     /** The platform MBean server's factory: loaded when, and only when, a JMX server is created. */
     private static final String SERVER_CLASS = "javax.management.MBeanServerFactory ";
+    /** The agent's patch that waits for that server. */
+    private static final String PATCH_CLASS = "io.sora.agent.instrumentation.ManagementPatch ";
     /** When the agent used to register its bean (and so create the server), plus a margin. */
     private static final Duration OLD_DELAY = Duration.ofMillis(3_000);
 
     @TempDir
     Path tmp;
+
+    /**
+     * Without a rule file the agent starts 2 s after the JVM (it has nothing to do before), and that late
+     * start waits for the server as any other: until 2026-11-29 it registered its bean at once, creating
+     * the platform MBean server 2 s into the life of every JVM given the agent without rules.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource(ForkedJvm.JDKS)
+    @Timeout(180)
+    void withoutRulesTheLateStartCreatesNoServerEither(Path jdk) throws Exception {
+        int port = HotAttachIT.freePort();
+        Path classes = tmp.resolve("class-load.log");
+        List<String> jvmArgs = List.of("-javaagent:" + ForkedJvm.agentJar(), "-Xlog:class+load=info:file=" + classes);
+        try (ForkedJvm server = ForkedJvm.start(jdk, jvmArgs, ForkedJvm.testClasses().toString(),
+                "io.sora.it.ops.EchoServerApp", "" + port, "120")) {
+            server.awaitLine("READY", 60_000);
+            // the late start has published: either the patch that waits for the server, or the server
+            String log = "";
+            for (int i = 0; i < 400 && !log.contains(PATCH_CLASS) && !log.contains(SERVER_CLASS); i++) {
+                Thread.sleep(50);
+                log = Files.readString(classes);
+            }
+            assertTrue(log.contains(PATCH_CLASS) || log.contains(SERVER_CLASS), "the late start did not happen");
+            assertFalse(log.contains(SERVER_CLASS), "the agent created the platform MBean server before anyone asked for it");
+
+            SoraCli status = SoraCli.run(jdk, "status", Long.toString(server.process().pid()));
+            assertEquals(0, status.exit, status::toString);
+            assertTrue(status.out.contains("started with -javaagent"), status::toString);
+        }
+    }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource(ForkedJvm.JDKS)
