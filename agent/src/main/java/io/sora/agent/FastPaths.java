@@ -78,6 +78,8 @@ final class FastPaths {
         if (rdmaUsed) {
             String denied = inst == null ? null : RdmaModuleAccess.check(FastPaths.class.getClassLoader());
             entry(tracer, Hook.INITVERBS_ENTRY, denied);
+            // DiSNI logs through SLF4J: bound to the agent's log first, never to what -Dslf4j.provider names
+            io.sora.agent.logging.SoraSlf4jProvider.bindWithoutLookingUp();
             DisniTransport rdma = DisniTransport.create(tracer);
             applyBindRule(rdma, rules);
             rdmaAvailability = rdma.availability();

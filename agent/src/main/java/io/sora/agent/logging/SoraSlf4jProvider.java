@@ -42,4 +42,39 @@ public final class SoraSlf4jProvider implements SLF4JServiceProvider {
     @Override
     public void initialize() {
     }
+
+    /**
+     * Binds the agent loader's copy of SLF4J to this provider before anything (DiSNI) asks it for a
+     * logger, so that it never looks for one: SLF4J 2.0.9+ first loads the class named by the system
+     * property {@code slf4j.provider}, which is the application's setting, through the agent's loader,
+     * which holds Logback. An application started with
+     * {@code -Dslf4j.provider=ch.qos.logback.classic.spi.LogbackServiceProvider} (a common way to pick among
+     * providers) then had the agent's Logback configure itself from the application's
+     * {@code logback.configurationFile}, or print DiSNI's debug lines to stdout. The state is SLF4J's own,
+     * set as its initialisation would leave it; an SLF4J without those fields (another version) is left to
+     * bind itself, as before.
+     *
+     * @return whether this provider is now the one bound
+     */
+    public static boolean bindWithoutLookingUp() {
+        try {
+            Class<?> factory = org.slf4j.LoggerFactory.class;
+            java.lang.reflect.Field state = factory.getDeclaredField("INITIALIZATION_STATE");
+            java.lang.reflect.Field provider = factory.getDeclaredField("PROVIDER");
+            java.lang.reflect.Field successful = factory.getDeclaredField("SUCCESSFUL_INITIALIZATION");
+            state.setAccessible(true);
+            provider.setAccessible(true);
+            successful.setAccessible(true);
+            synchronized (factory) { // the lock SLF4J's own initialisation takes
+                if (state.getInt(null) != 0) return provider.get(null) instanceof SoraSlf4jProvider;
+                SoraSlf4jProvider bound = new SoraSlf4jProvider();
+                bound.initialize();
+                provider.set(null, bound);
+                state.setInt(null, successful.getInt(null));
+                return true;
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
+    }
 }
