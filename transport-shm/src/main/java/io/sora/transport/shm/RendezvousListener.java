@@ -354,7 +354,10 @@ final class RendezvousListener implements Runnable {
                 handler.onHello(ch, hello);
                 return;
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            // OutOfMemoryError: the JDK's temporary direct buffer for the read, under a small
+            // -XX:MaxDirectMemorySize; this client stays on TCP, the listener serves the next (it ended the
+            // listener's thread, and every later connection of its server was TCP)
             cancel(key);
             dropped(ch, p);
         }
