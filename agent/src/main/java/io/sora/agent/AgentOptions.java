@@ -8,7 +8,9 @@ import java.util.Properties;
 /**
  * The agent's options: {@code -javaagent:sora-agent.jar=conf=FILE,trace=iprint=mt+iprint=NET,trace.file=PATH}.
  * Options are separated by commas, so inside an option value {@code +} or {@code ;} stand for commas
- * (the trace spec {@code iprint=mt,iprint=NET} becomes {@code trace=iprint=mt+iprint=NET}).
+ * (the trace spec {@code iprint=mt,iprint=NET} becomes {@code trace=iprint=mt+iprint=NET}); after
+ * {@code trace=}, what is not one of the agent's options continues the trace spec, so JSOR's commas
+ * ({@code trace=iprint=mt,iprint=NET}) work too.
  * System properties ({@code sora.conf}, {@code com.ibm.net.rdma.conf}, {@code sora.trace},
  * {@code sora.trace.file}) apply where the agent argument says nothing.
  */
@@ -25,20 +27,29 @@ public final class AgentOptions {
     public static AgentOptions parse(String agentArgs) {
         Map<String, String> m = new LinkedHashMap<>();
         if (agentArgs != null && !agentArgs.isBlank()) {
+            String last = null;
             for (String part : splitTopLevel(agentArgs)) {
                 String p = part.trim();
                 if (p.isEmpty()) {
                     continue;
                 }
                 int eq = p.indexOf('=');
-                if (eq <= 0) {
+                String key = eq <= 0 ? null : p.substring(0, eq).trim();
+                if ("trace".equals(last) && (key == null || !KNOWN.contains(key))) {
+                    // JSOR's comma inside the trace spec (trace=iprint=NET,iprint=JSOR): the rest of the spec,
+                    // not an option of the agent's; a mistake in it costs the trace, not the rules (it
+                    // stopped the whole agent, every connection on TCP)
+                    m.put("trace", m.get("trace") + "," + p);
+                    continue;
+                }
+                if (key == null) {
                     throw new IllegalArgumentException("agent option '" + p + "' is not key=value (known: conf, trace, trace.file)");
                 }
-                String key = p.substring(0, eq).trim();
                 if (!KNOWN.contains(key)) {
                     throw new IllegalArgumentException("unknown agent option '" + key + "' in '" + p + "' (known: conf, trace, trace.file)");
                 }
                 m.put(key, p.substring(eq + 1).trim());
+                last = key;
             }
         }
         return new AgentOptions(m);

@@ -25,6 +25,31 @@ final class RuleTerms {
         return rule.source() + ":" + rule.line();
     }
 
+    /**
+     * The rules of {@code rules} that have no effect, each with its place and why: {@code shm bind} rules
+     * (a shm connection binds no address or port of its own) and every {@code rdma bind} rule after the
+     * first (only that one sets a client's RDMA address and port). Said at the start rather than silently
+     * ignored, as they were until 2026-11-29.
+     */
+    static java.util.List<String> ignored(io.sora.rules.RuleSet rules) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        Rule firstRdmaBind = null;
+        for (Rule r : rules.rules()) {
+            if (r.kind() != io.sora.rules.RuleKind.BIND) continue;
+            String why;
+            if (r.provider() == io.sora.rules.Provider.SHM) {
+                why = "shm bind rules have no effect (a shm connection binds no address or port of its own)";
+            } else if (firstRdmaBind == null) {
+                firstRdmaBind = r;
+                continue;
+            } else {
+                why = "only the first rdma bind rule (" + where(firstRdmaBind) + ") applies";
+            }
+            out.add(where(r) + ": " + why + "; this rule is ignored");
+        }
+        return out;
+    }
+
     /** Why a transport cannot serve: not built in, or its availability's cause. */
     static String cause(Transport t) {
         if (t == null) {

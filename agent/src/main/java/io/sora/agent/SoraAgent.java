@@ -156,6 +156,10 @@ public final class SoraAgent {
             }
             timer.mark("options and trace");
             RuleSet rules = loadRules(options, sys, tracer, problems);
+            for (String ignored : RuleTerms.ignored(rules)) {
+                System.err.println("[sora] WARN " + ignored);
+                problems.add(ignored);
+            }
             timer.mark("rules");
             FastPaths fastPaths = FastPaths.initialize(tracer, rules, inst);
             // a path probed now is reported now; a deferred one (shm) by the background thread that probes it
@@ -577,6 +581,10 @@ public final class SoraAgent {
             confs = ConfigLocator.locateAll(options.asMap(), sys);
         } catch (IllegalArgumentException e) {
             report(problems, e.getMessage() + "; all connections use TCP");
+            if (tracer.isOn(Category.NET)) {
+                // as a file's errors are: the trace says why no rule serves
+                tracer.event(Hook.CONFIG_ERROR, 0, "tcp", e.getMessage(), null);
+            }
             return RuleSet.empty();
         }
         // one file, or JSOR's two (-Dcom.ibm.net.rdma.conf and -Dcom.ibm.nio.rdma.conf naming different

@@ -18,6 +18,16 @@ class AgentOptionsTest {
         assertEquals("/tmp/t.json", o.traceFile(new Properties()));
     }
 
+    /** JSOR's commas inside the trace spec continue it; the agent's own options after it still count. */
+    @Test
+    void commasAfterTraceContinueTheTraceSpec() {
+        AgentOptions o = AgentOptions.parse("conf=t.conf,trace=iprint=NET,iprint=JSOR,trace.file=/tmp/t.json");
+        assertEquals(Map.of("conf", "t.conf", "trace", "iprint=NET,iprint=JSOR", "trace.file", "/tmp/t.json"), o.asMap());
+        assertEquals("iprint=NET,iprint=JSOR", o.traceSpec(new Properties()));
+        // a mistake there is the trace's (its parser names it), not an option the agent refuses
+        assertEquals("iprint=NET,bogus", AgentOptions.parse("trace=iprint=NET,bogus").asMap().get("trace"));
+    }
+
     @Test
     void bracesKeepTheirCommas() {
         AgentOptions o = AgentOptions.parse("trace=methods={java/net/Socket.*,java/net/ServerSocket.*}+iprint=mt");

@@ -32,4 +32,25 @@ class MalformedConfigIT {
         assertTrue(err.contains(conf + ":3:25: port '65a' is not a number"), err);
         assertTrue(err.contains("all connections use TCP"), err);
     }
+
+    /**
+     * An empty winning setting ({@code conf=}) is an error on stderr and, as a file's errors are, a
+     * {@code config_error} event in the NET trace (before 2026-11-29 the trace had none: only
+     * {@code initialize0(rc=-1)}).
+     */
+    @ParameterizedTest
+    @MethodSource(ForkedJvm.JDKS)
+    void anEmptySettingIsAConfigErrorInTheTrace(Path jdk) throws Exception {
+        Path trace = tmp.resolve("trace.jsonl");
+        List<String> args = List.of("-javaagent:" + ForkedJvm.agentJar() + "=conf=", "-Dsora.trace=iprint=NET",
+                "-Dsora.trace.file=" + trace, "-Dsora.shm.dir=" + tmp);
+        try (ForkedJvm j = ForkedJvm.start(jdk, args, ForkedJvm.testClasses().toString(),
+                "io.sora.it.reliability.apps.PairThenWarmup")) {
+            assertEquals(0, j.await(60_000), j.describe());
+            assertTrue(j.stderr().stream().anyMatch(l -> l.contains("ERROR") && l.contains("conf=")), j.describe());
+        }
+        List<String> events = Files.readAllLines(trace);
+        assertTrue(events.stream().anyMatch(l -> l.contains("\"hook\":\"config_error\"") && l.contains("conf=")),
+                String.join("\n", events));
+    }
 }

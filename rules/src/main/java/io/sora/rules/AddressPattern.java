@@ -23,6 +23,7 @@ final class AddressPattern {
 
     private static final String NOT_AN_ADDRESS = " is not an IP address (hostnames are not resolved)";
     private static final String NOT_A_CLIENT = " is not an IP address or CIDR block (hostnames are not resolved)";
+    private static final String NOT_A_BLOCK = NOT_A_CLIENT;
 
     private final int family; // 0 for ANY
     private final long hi;
@@ -111,35 +112,47 @@ final class AddressPattern {
     // ---- parsing ----
 
     /**
-     * The address field of a rule: an IPv4 or IPv6 literal (IPv6 optionally in brackets), or {@code *};
-     * {@code 0.0.0.0} and {@code ::} also mean any address.
+     * The address field of a rule: an IPv4 or IPv6 literal (IPv6 optionally in brackets), a CIDR block
+     * {@code addr/prefix} (JSOR's {@code ipaddress[/prefix]}; not in a bind rule, whose address is the one
+     * it binds to), or {@code *}; {@code 0.0.0.0} and {@code ::} also mean any address.
      */
-    static AddressPattern parseRuleAddress(String text, int column) throws FieldError {
+    static AddressPattern parseRuleAddress(String text, int column, boolean bind) throws FieldError {
         if (text.equals("*")) {
             return ANY;
         }
         if (text.indexOf('/') >= 0) {
-            throw new FieldError(column, text, "address '" + text
-                    + "' is a CIDR block; only the client list of an accept rule takes CIDR blocks");
+            if (bind) {
+                throw new FieldError(column, text, "address '" + text
+                        + "' is a CIDR block; a bind rule names the one address it binds to");
+            }
+            return block("address", text, column, NOT_A_BLOCK);
         }
         byte[] b = literal("address", text, text, column, NOT_AN_ADDRESS);
         return isAllZero(b) ? ANY : new AddressPattern(b, b.length * 8);
     }
 
-    /** One client of an accept rule: an address, a CIDR block {@code addr/prefix}, or {@code *}. */
+    /**
+     * One client of an accept rule: an address, a CIDR block {@code addr/prefix}, or {@code *}; JSOR's
+     * {@code any} and {@code all} mean {@code *}.
+     */
     static AddressPattern parseClient(String text, int column) throws FieldError {
-        if (text.equals("*")) {
+        if (text.equals("*") || text.equals("any") || text.equals("all")) {
             return ANY;
         }
+        return block("client", text, column, NOT_A_CLIENT);
+    }
+
+    /** An address or a CIDR block, named {@code what} ("client", "address") in its errors. */
+    private static AddressPattern block(String what, String text, int column, String notIp) throws FieldError {
         int slash = text.indexOf('/');
-        byte[] b = literal("client", text, slash < 0 ? text : text.substring(0, slash), column, NOT_A_CLIENT);
+        byte[] b = literal(what, text, slash < 0 ? text : text.substring(0, slash), column, notIp);
         if (slash < 0) {
             return isAllZero(b) ? ANY : new AddressPattern(b, b.length * 8);
         }
-        int prefix = prefixLength(text, text.substring(slash + 1), column, b.length * 8);
+        int prefix = prefixLength(what, text, text.substring(slash + 1), column, b.length * 8);
         byte[] network = masked(b, prefix);
         if (!java.util.Arrays.equals(network, b)) {
-            throw new FieldError(column, text, "client '" + text + "' has host bits set after the prefix; did you mean '"
+            throw new FieldError(column, text, what + " '" + text + "' has host bits set after the prefix; did you mean '"
                     + IpLiterals.format(network) + "/" + prefix + "'?");
         }
         if (b.length == 16 && IpLiterals.isIPv4Mapped(b) && prefix >= 96) {
@@ -148,14 +161,14 @@ final class AddressPattern {
         return new AddressPattern(b, prefix);
     }
 
-    private static int prefixLength(String whole, String p, int column, int max) throws FieldError {
+    private static int prefixLength(String what, String whole, String p, int column, int max) throws FieldError {
         if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            throw new FieldError(column, whole, "client '" + whole + "': prefix length '" + p + "' is not a number");
+            throw new FieldError(column, whole, what + " '" + whole + "': prefix length '" + p + "' is not a number");
         }
         int v = Integer.parseInt(p);
         if (v > max) {
             throw new FieldError(column, whole,
-                    "client '" + whole + "': prefix length '" + p + "' is out of range 0.." + max);
+                    what + " '" + whole + "': prefix length '" + p + "' is out of range 0.." + max);
         }
         return v;
     }

@@ -96,8 +96,9 @@ public final class PortSet {
             throw new FieldError(column, e,
                     "port range '" + e + "' needs a first and a last port, as in 65444-65450");
         }
-        int lo = port(first, column, zeroAllowed);
-        int hi = port(last, column + dash + 1, zeroAllowed);
+        // JSOR's port-spec: (*|port)[-(*|port)], a '*' end open (1024-*: 1024 and above)
+        int lo = first.equals("*") ? (zeroAllowed ? 0 : 1) : port(first, column, zeroAllowed);
+        int hi = last.equals("*") ? 65535 : port(last, column + dash + 1, zeroAllowed);
         if (lo > hi) {
             throw new FieldError(column, e, "port range '" + e + "' is reversed: " + lo + " is greater than " + hi);
         }

@@ -53,6 +53,7 @@ final class RuleParser {
     private static Rule parseLine(String source, int lineNo, String line) throws FieldError {
         int hash = line.indexOf('#');
         String body = hash < 0 ? line : line.substring(0, hash);
+        checkCharacters(body);
         List<Field> fields = split(body);
         if (fields.isEmpty()) {
             return null;
@@ -67,7 +68,7 @@ final class RuleParser {
         Provider provider = provider(fields.get(0));
         RuleKind kind = kind(fields.get(1));
         Field a = fields.get(2);
-        AddressPattern address = AddressPattern.parseRuleAddress(a.text(), a.column());
+        AddressPattern address = AddressPattern.parseRuleAddress(a.text(), a.column(), kind == RuleKind.BIND);
         Field p = fields.get(3);
         PortSet ports = PortSet.parse(p.text(), p.column(), kind == RuleKind.BIND);
         List<AddressPattern> clients = new ArrayList<>();
@@ -133,6 +134,27 @@ final class RuleParser {
             }
         }
         return fields;
+    }
+
+    /**
+     * Characters that look like a separator or are not text where a rule is: a no-break space (pasted from
+     * a web page or a word processor) or another Unicode space, and bytes that were not UTF-8 (decoded as
+     * U+FFFD). Named with their column: the fields around them would be wrong in ways that hide why.
+     */
+    private static void checkCharacters(String body) throws FieldError {
+        for (int i = 0; i < body.length(); i++) {
+            char c = body.charAt(i);
+            if (c == '\uFFFD') {
+                throw new FieldError(i + 1, String.valueOf(c), "bytes that are not UTF-8 text at column " + (i + 1)
+                        + ": save the file as UTF-8 (only a comment may hold text of another encoding)");
+            }
+            if (!isBlank(c) && (Character.isSpaceChar(c) || Character.isWhitespace(c) || c == '\u200B' || c == '\uFEFF')) {
+                String name = Character.getName(c);
+                throw new FieldError(i + 1, String.valueOf(c), String.format("U+%04X", (int) c)
+                        + (name == null ? "" : " (" + name.toLowerCase(java.util.Locale.ROOT) + ")") + " at column " + (i + 1)
+                        + ": fields are separated by spaces and tabs only");
+            }
+        }
     }
 
     private static boolean isBlank(char c) {

@@ -3,9 +3,6 @@ package io.sora.rules;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,20 +67,13 @@ public final class RuleSet {
      * @return the file's rules
      * @throws RuleSyntaxException if any line is wrong; it lists the first error of every faulty line
      * @throws IOException if the file cannot be read (e.g. {@link java.nio.file.NoSuchFileException}, whose
-     *                     message is the path) or is not UTF-8 text
+     *                     message is the path); bytes that are not UTF-8 are an error of their line (a
+     *                     {@link RuleSyntaxException}) outside comments, and ignored in one
      */
     public static RuleSet parse(Path file) throws RuleSyntaxException, IOException {
-        byte[] bytes = Files.readAllBytes(file);
-        String content;
-        try {
-            content = StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            throw new IOException(file + ": not UTF-8 text", e);
-        }
-        return parse(file.toString(), content);
+        // bytes that are not UTF-8 become U+FFFD: ignored in a comment (a Latin-1 or Shift_JIS remark in a
+        // file JSOR read), an error naming its line and column in a rule (RuleParser)
+        return parse(file.toString(), new String(Files.readAllBytes(file), StandardCharsets.UTF_8));
     }
 
     /**

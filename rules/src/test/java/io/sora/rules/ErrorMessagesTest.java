@@ -33,6 +33,17 @@ class ErrorMessagesTest {
                 "rule has 2 fields, needs at least 4: " + FIELDS);
     }
 
+    /** A no-break space pasted from a web page looks like a separator and is named, with its column. */
+    @Test
+    void aUnicodeSpaceIsNamedWhereItIs() throws RuleSyntaxException {
+        assertError("rdma connect\u00a0192.168.1.1 65444", 13, "\u00a0",
+                "U+00A0 (no-break space) at column 13: fields are separated by spaces and tabs only");
+        assertError("rdma connect 192.168.1.1 80\u2003", 28, "\u2003",
+                "U+2003 (em space) at column 28: fields are separated by spaces and tabs only");
+        // in a comment it is only text
+        assertEquals(1, RuleSet.parse("t.conf", "rdma connect 192.168.1.1 80 #\u00a0note").rules().size());
+    }
+
     @Test
     void briefExamplesFormatExactly() {
         RuleSyntaxException e = assertThrows(RuleSyntaxException.class,
@@ -68,7 +79,7 @@ class ErrorMessagesTest {
         rdma connect [1.2.3.4] 80     | 14 | [1.2.3.4]    | address '[1.2.3.4]' is not a valid IPv6 address
         rdma connect [] 80            | 14 | []           | address '[]' is not a valid IPv6 address
         rdma connect fe80::1%eth0 80  | 14 | fe80::1%eth0 | address 'fe80::1%eth0' has a zone id ('%eth0'), which is not supported
-        rdma connect 10.0.0.0/8 80    | 14 | 10.0.0.0/8   | address '10.0.0.0/8' is a CIDR block; only the client list of an accept rule takes CIDR blocks
+        rdma bind 10.0.0.0/8 80       | 11 | 10.0.0.0/8   | address '10.0.0.0/8' is a CIDR block; a bind rule names the one address it binds to
         rdma bind localhost 65333     | 11 | localhost    | address 'localhost' is not an IP address (hostnames are not resolved)
         """)
     void address(String line, int column, String offending, String message) {

@@ -34,6 +34,30 @@ class MatchingTest {
         return Inet6Address.getByAddress(null, bytes, -1);
     }
 
+    /**
+     * JSOR's full grammar (IBM's reference for com.ibm.net.rdma.conf): {@code host-spec = ipaddress[/prefix]},
+     * {@code port-spec = (*|port)[-(*|port)]}, and {@code any} or {@code all} for every client. Before
+     * 2026-11-29 each of these lines was an error, and one such line cost the whole file.
+     */
+    @Test
+    void jsorsBlocksOpenRangesAndAnyClientMatch() throws Exception {
+        RuleSet set = RuleSet.parse("j.conf", String.join("\n",
+                "rdma connect 192.168.1.0/24 1024-*",
+                "rdma accept 10.1.0.0/16 *-1023 all",
+                "rdma accept 10.2.0.1 *-* any"));
+        assertEquals(1, line(set.matchConnect(at("192.168.1.77", 65444))));
+        assertEquals(1, line(set.matchConnect(at("192.168.1.77", 1024))));
+        assertEquals(0, line(set.matchConnect(at("192.168.1.77", 1023))));
+        assertEquals(0, line(set.matchConnect(at("192.168.2.1", 65444))));
+        Rule a = set.matchAccept(at("10.1.200.3", 80)).orElseThrow();
+        assertEquals(2, a.line());
+        assertTrue(a.allowsClient(InetAddress.getByName("172.16.0.9")), "all: every client");
+        assertEquals(0, line(set.matchAccept(at("10.1.200.3", 1024))));
+        assertEquals(3, line(set.matchAccept(at("10.2.0.1", 1))));
+        assertEquals(3, line(set.matchAccept(at("10.2.0.1", 65535))));
+        assertTrue(set.matchAccept(at("10.2.0.1", 9)).orElseThrow().allowsClient(InetAddress.getByName("::1")), "any: every client");
+    }
+
     @Test
     void firstConnectRuleInFileOrderWinsWhateverItsProvider() throws Exception {
         RuleSet set = RuleSet.parse("c.conf", String.join("\n",

@@ -84,9 +84,24 @@ class RuleSetFileTest {
     }
 
     @Test
-    void nonUtf8FileIsAnIOExceptionNamingThePath() throws Exception {
-        Path f = Files.write(dir.resolve("latin1.conf"), new byte[] {'#', ' ', (byte) 0xE9, '\n'});
-        IOException e = assertThrows(IOException.class, () -> RuleSet.parse(f));
-        assertEquals(f + ": not UTF-8 text", e.getMessage());
+    void bytesThatAreNotUtf8InACommentAreIgnored() throws Exception {
+        Path f = Files.write(dir.resolve("latin1.conf"), concat("shm accept 127.0.0.1 7104 # serveur ".getBytes(StandardCharsets.US_ASCII),
+                new byte[] {(byte) 0xE9, '\n'}));
+        assertEquals(1, RuleSet.parse(f).rules().size());
+    }
+
+    @Test
+    void bytesThatAreNotUtf8InARuleNameTheirLineAndColumn() throws Exception {
+        Path f = Files.write(dir.resolve("latin1.conf"), concat("# fine\nshm accept 127.0.0.1 7104 caf".getBytes(StandardCharsets.US_ASCII),
+                new byte[] {(byte) 0xE9, '\n'}));
+        RuleSyntaxException e = assertThrows(RuleSyntaxException.class, () -> RuleSet.parse(f));
+        assertEquals(f + ":2:30: bytes that are not UTF-8 text at column 30: save the file as UTF-8 (only a comment may hold"
+                + " text of another encoding)", e.errors().get(0).format());
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * ends after a detach once the last of them is released.
  */
 final class RdmaClient {
-    static final int MAX_RING = 256 << 20;
+    static final int MAX_RING = io.sora.transport.PairingOptions.MAX_RING;
     private static final int BIND_ATTEMPTS = 64;
 
     private final Tracer tracer;

@@ -86,7 +86,7 @@ final class Segment {
     static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
-    static final int MAX_RING = 256 << 20;
+    static final int MAX_RING = io.sora.transport.PairingOptions.MAX_RING;
 
     static final int OFF_MAGIC = 0;
     static final int OFF_VERSION = 8;
