@@ -16,6 +16,10 @@
  * costs far more (UnixDomainPrincipal looks the user's name up in /etc/passwd on every call; a Selector
  * is an epoll instance, an eventfd and their registrations, made and closed for one reply).
  *
+ * And the state of one TCP connection of this network namespace, named by its four-tuple, asked of the
+ * kernel through sock_diag (one netlink request for exactly that socket, not a dump of the tables): a
+ * shm server pairs only a connection its own kernel has established.
+ *
  * Only libc is needed (no rdma-core), so the library loads on any Linux machine.
  */
 #include <errno.h>
@@ -36,6 +40,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -471,4 +478,64 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_close0(JNIEnv *
     (void)env;
     (void)cls;
     return close(fd) == 0 ? 0 : -errno;
+}
+
+/*
+ * The TCP state (the kernel's numbering: 1 ESTABLISHED, 3 SYN_RECV, 8 CLOSE_WAIT, ...) of the socket of this
+ * network namespace whose local end is local:lport and remote end remote:rport (4- or 16-byte addresses, of
+ * the same length), found by sock_diag's exact lookup; 0 when there is none, -errno when the lookup fails.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNIEnv *env, jclass cls, jbyteArray local,
+                                                                             jint lport, jbyteArray remote, jint rport)
+{
+    (void)cls;
+    jsize llen = (*env)->GetArrayLength(env, local);
+    jsize rlen = (*env)->GetArrayLength(env, remote);
+    if ((llen != 4 && llen != 16) || llen != rlen || lport < 0 || lport > 65535 || rport < 0 || rport > 65535) return -EINVAL;
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 req;
+    } msg;
+    memset(&msg, 0, sizeof(msg));
+    msg.nlh.nlmsg_len = sizeof(msg);
+    msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    msg.nlh.nlmsg_flags = NLM_F_REQUEST; /* one socket, no NLM_F_DUMP */
+    msg.req.sdiag_family = llen == 4 ? AF_INET : AF_INET6;
+    msg.req.sdiag_protocol = IPPROTO_TCP;
+    msg.req.idiag_states = ~0U;
+    msg.req.id.idiag_sport = htons((uint16_t)lport);
+    msg.req.id.idiag_dport = htons((uint16_t)rport);
+    (*env)->GetByteArrayRegion(env, local, 0, llen, (jbyte *)msg.req.id.idiag_src);
+    (*env)->GetByteArrayRegion(env, remote, 0, rlen, (jbyte *)msg.req.id.idiag_dst);
+    msg.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    msg.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -errno;
+    struct sockaddr_nl kernel;
+    memset(&kernel, 0, sizeof(kernel));
+    kernel.nl_family = AF_NETLINK;
+    if (sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    /* aligned for the headers: an inet_diag_msg and its attributes, or an error */
+    long buf[1024];
+    ssize_t n;
+    do {
+        n = recv(fd, buf, sizeof(buf), 0);
+    } while (n < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    if (n < 0) return -e;
+    struct nlmsghdr *h = (struct nlmsghdr *)buf;
+    if (!NLMSG_OK(h, (size_t)n)) return -EBADMSG;
+    if (h->nlmsg_type == NLMSG_ERROR) {
+        struct nlmsgerr *err = (struct nlmsgerr *)NLMSG_DATA(h);
+        if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*err))) return -EBADMSG;
+        return err->error == -ENOENT ? 0 : (err->error < 0 ? err->error : -EBADMSG);
+    }
+    if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) return -EBADMSG;
+    struct inet_diag_msg *m = (struct inet_diag_msg *)NLMSG_DATA(h);
+    return m->idiag_state == 0 ? -EBADMSG : (jint)m->idiag_state;
 }

@@ -144,6 +144,35 @@ public final class NativeSockets {
         return new TcpPair(r);
     }
 
+    /** The kernel's number of an established TCP connection ({@link #tcpState}). */
+    public static final int TCP_ESTABLISHED = 1;
+    /** The kernel's number of a TCP connection whose peer has closed its end. */
+    public static final int TCP_CLOSE_WAIT = 8;
+    /** The kernel's number of a listening socket: what the lookup finds for a four-tuple with no connection on a listened-to port. */
+    public static final int TCP_LISTEN = 10;
+
+    /**
+     * The kernel's state of the TCP socket of this network namespace whose local end is {@code local} and
+     * remote end {@code remote} (one exact sock_diag lookup, not a scan of {@code /proc/net/tcp}): {@link
+     * #TCP_ESTABLISHED}, {@link #TCP_CLOSE_WAIT}, another of the kernel's states ({@link #TCP_LISTEN}: no
+     * such connection, but a socket listening on the local end's port), 0 when there is no such socket, -1 when it cannot be told (no native library, the lookup failed, addresses of two families).
+     * An IPv4 connection is found by its IPv4 ends whether the socket is of family IPv4 or IPv6 (dual stack).
+     */
+    public static int tcpState(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
+        if (!Futex.isAvailable() || local.getAddress() == null || remote.getAddress() == null) return -1;
+        byte[] l = local.getAddress().getAddress();
+        byte[] r = remote.getAddress().getAddress();
+        if (l.length != r.length) return -1;
+        try {
+            int rc = tcpState0(l, local.getPort(), r, remote.getPort());
+            return rc < 0 ? -1 : rc;
+        } catch (UnsatisfiedLinkError e) {
+            return -1; // an older library without the call
+        }
+    }
+
+    private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort);
+
     private static native int tcpPair0(byte[] address, int[] out);
 
     private static native int close0(int fd);

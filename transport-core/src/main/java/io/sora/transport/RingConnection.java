@@ -41,6 +41,7 @@ public class RingConnection implements FastConnection {
         this.medium = Objects.requireNonNull(medium, "medium");
         this.in = new RingInputStream(medium, hooks, spinIterations);
         this.out = new RingOutputStream(medium, hooks, spinIterations);
+        in.peerReadAll(out::peerReadAll);
         medium.setWaker(new RingMedium.Waker() {
             @Override
             public void wakeReader() {

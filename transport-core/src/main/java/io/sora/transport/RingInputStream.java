@@ -75,6 +75,14 @@ public final class RingInputStream extends InputStream {
     private long delivered;
     /** Set once -1 was returned for a peer EOF, so late bytes (a racing close) never resurrect the stream. */
     private boolean eofReturned;
+    /** Whether the peer read every byte this side wrote (the other direction's stream), or null: not known. */
+    private volatile java.util.function.BooleanSupplier peerReadAll;
+
+    /** Tells this stream how to learn whether the peer read all that this side wrote ({@link RingOutputStream#peerReadAll}). */
+    void peerReadAll(java.util.function.BooleanSupplier readAll) {
+        this.peerReadAll = readAll;
+    }
+
     /** Set once the peer's abortive close ({@link RingMedium#RESET}) was reported: reads report it again. */
     private boolean resetSeen;
     private volatile boolean closed;
@@ -202,7 +210,11 @@ public final class RingInputStream extends InputStream {
             if (medium.producedByPeer() == c) {
                 // an abortive close: the bytes sent before it were read, then the reset, for good (as the
                 // JDK's socket after a TCP reset)
-                if ((medium.peerFlags() & RingMedium.RESET) != 0) {
+                int flags = medium.peerFlags();
+                // and a peer process that died with bytes of ours unread: its kernel reset the connection (a
+                // truncated answer looked whole: EOF; found in review, 2026-11-29)
+                if ((flags & RingMedium.RESET) != 0
+                        || ((flags & RingMedium.DEAD) != 0 && peerReadAll != null && !peerReadAll.getAsBoolean())) {
                     resetSeen = true;
                     throw new SocketException("Connection reset");
                 }

@@ -67,6 +67,8 @@ public final class RingOutputStream extends OutputStream {
     private long produced;
     /** Bytes accepted from the application (release store by the lock holder). */
     private long sent;
+    /** Writes that found the peer gone (closed, reset, dead); only the lock holder touches it. */
+    private int writesAfterPeerGone;
     private volatile boolean closed;
     private volatile boolean outputShutdown;
     private volatile Thread waiter;
@@ -135,7 +137,19 @@ public final class RingOutputStream extends OutputStream {
             while (len > 0) {
                 ensureWritable();
                 int peer = medium.peerFlags();
-                if ((peer & (RingMedium.CLOSED | RingMedium.DEAD)) != 0) throw peerGone(peer);
+                if ((peer & (RingMedium.CLOSED | RingMedium.DEAD)) != 0) {
+                    // TCP's first write after the peer's orderly close (every byte of ours read) is taken, its
+                    // answer the peer's reset; the writes after it fail. (A peer that died or reset: at once.) So an answer the peer wrote before closing
+                    // ("503", "too many connections") is still read after the request is sent, as over TCP;
+                    // it failed at once (found in review, 2026-11-29)
+                    if (writesAfterPeerGone++ == 0 && (peer & (RingMedium.RESET | RingMedium.DEAD)) == 0
+                            && medium.consumedByPeer() == produced) {
+                        releaseSent(sent + len);
+                        if (advance != null) advance.position(advance.position() + len);
+                        return written + len;
+                    }
+                    throw writesAfterPeerGone > 1 ? new SocketException("Broken pipe") : peerGone(peer);
+                }
                 if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
                     // The peer discards everything it receives: accept the bytes and drop them.
                     releaseSent(sent + len);
@@ -376,6 +390,14 @@ public final class RingOutputStream extends OutputStream {
     private void releaseProduced(long value) {
         if (MemoryAccess.FAST) MemoryAccess.putLongRelease(this, PRODUCED_OFFSET, value);
         else PRODUCED.setRelease(this, value);
+    }
+
+    /**
+     * Whether the peer's end took every byte this stream wrote into its ring: false when it closed or died
+     * with some unread, which TCP's kernel answers with a reset. Any thread; a snapshot.
+     */
+    public boolean peerReadAll() {
+        return medium.consumedByPeer() == acquireProduced();
     }
 
     /** An acquire load of {@code produced}. */

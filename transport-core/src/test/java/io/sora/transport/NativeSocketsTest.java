@@ -19,6 +19,45 @@ class NativeSocketsTest {
     @TempDir
     Path dir;
 
+    /**
+     * The kernel's state of one TCP connection by its four-tuple: established on both ends, none for a
+     * tuple no connection has (the port's listening socket, or none), close-wait once the peer closed; and an IPv4 connection of a dual-stack server
+     * socket is found by its IPv4 ends.
+     */
+    @Test
+    void theKernelsStateOfOneTcpConnection() throws Exception {
+        assertTrue(Futex.isAvailable(), "libsora did not load: " + Futex.availability());
+        java.net.InetAddress loopback = java.net.InetAddress.getByName("127.0.0.1");
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 5, loopback);
+             java.net.Socket c = new java.net.Socket(loopback, ss.getLocalPort());
+             java.net.Socket s = ss.accept()) {
+            java.net.InetSocketAddress server = (java.net.InetSocketAddress) s.getLocalSocketAddress();
+            java.net.InetSocketAddress client = (java.net.InetSocketAddress) s.getRemoteSocketAddress();
+            assertEquals(NativeSockets.TCP_ESTABLISHED, NativeSockets.tcpState(server, client));
+            assertEquals(NativeSockets.TCP_ESTABLISHED, NativeSockets.tcpState(client, server));
+            // no such connection: the lookup finds the listening socket of that port, or nothing at all
+            assertEquals(NativeSockets.TCP_LISTEN, NativeSockets.tcpState(server, new java.net.InetSocketAddress(loopback, client.getPort() == 1 ? 2 : 1)));
+            assertEquals(0, NativeSockets.tcpState(new java.net.InetSocketAddress(loopback, client.getPort()),
+                    new java.net.InetSocketAddress(loopback, client.getPort() == 1 ? 2 : 1)));
+            c.close();
+            int state = -2;
+            for (int i = 0; i < 1000 && state != NativeSockets.TCP_CLOSE_WAIT; i++) {
+                state = NativeSockets.tcpState(server, client);
+                if (state != NativeSockets.TCP_CLOSE_WAIT) Thread.sleep(1);
+            }
+            assertEquals(NativeSockets.TCP_CLOSE_WAIT, state);
+        }
+        try (java.net.ServerSocket dual = new java.net.ServerSocket()) {
+            dual.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName("::"), 0));
+            try (java.net.Socket c = new java.net.Socket(loopback, dual.getLocalPort()); java.net.Socket s = dual.accept()) {
+                assertEquals(NativeSockets.TCP_ESTABLISHED, NativeSockets.tcpState((java.net.InetSocketAddress) s.getLocalSocketAddress(),
+                        (java.net.InetSocketAddress) s.getRemoteSocketAddress()), s.getLocalSocketAddress() + " " + s.getRemoteSocketAddress());
+            }
+        } catch (java.net.SocketException noIpv6) {
+            // a host without IPv6: nothing to check here
+        }
+    }
+
     @Test
     void readinessPeerAndClosedChannels() throws IOException {
         assertTrue(Futex.isAvailable(), "libsora did not load: " + Futex.availability());

@@ -217,6 +217,9 @@ class RingStreamsTest {
         assertEquals(1, media[0].closeCalls.get());
         assertEquals(3, readExactly(b.inputStream(), 3).length);
         assertEquals(-1, b.inputStream().read());
+        // as over TCP: the first write after the peer's close is taken (the peer's kernel answers it with a
+        // reset), the next fails
+        b.outputStream().write(1);
         SocketException w = assertThrows(SocketException.class, () -> b.outputStream().write(1));
         assertEquals("Broken pipe", w.getMessage());
         assertThrows(SocketException.class, () -> a.inputStream().read());
@@ -295,7 +298,25 @@ class RingStreamsTest {
         ExecutionException e = assertThrows(ExecutionException.class, () -> writer.get(10, TimeUnit.SECONDS));
         assertEquals("Connection reset by peer", e.getCause().getCause().getMessage());
         assertEquals(7, a.inputStream().read());
+        // the peer died with bytes of this side unread: its kernel's reset, as over TCP, not the end
+        SocketException r = assertThrows(SocketException.class, () -> a.inputStream().read());
+        assertEquals("Connection reset", r.getMessage());
+        SocketException w = assertThrows(SocketException.class, () -> a.outputStream().write(1));
+        assertEquals("Broken pipe", w.getMessage());
+    }
+
+    /** A peer that died having read everything of this side's: its bytes, then the end (TCP: its FIN). */
+    @Test
+    void peerDeathWithNothingUnreadIsTheEnd() throws Exception {
+        open(64, 64, 10);
+        a.outputStream().write(new byte[] {1, 2});
+        assertEquals(2, readExactly(b.inputStream(), 2).length);
+        b.outputStream().write(new byte[] {7});
+        media[0].peerDied();
+        assertEquals(7, a.inputStream().read());
         assertEquals(-1, a.inputStream().read());
+        assertEquals("Connection reset by peer", assertThrows(SocketException.class, () -> a.outputStream().write(3)).getMessage());
+        assertEquals("Broken pipe", assertThrows(SocketException.class, () -> a.outputStream().write(3)).getMessage());
     }
 
     /**

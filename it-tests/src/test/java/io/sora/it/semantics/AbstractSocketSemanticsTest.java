@@ -113,6 +113,35 @@ public abstract class AbstractSocketSemanticsTest {
         assertThrows(SocketException.class, () -> client.getOutputStream().write(9));
     }
 
+    /**
+     * A server that answers and closes at once ("503", "too many connections"), and a client that sends its
+     * request before reading: the request's write is taken, as TCP's first write after the peer's close is
+     * (its kernel answers with a reset), and the answer is read; only a later write fails. Over shm the
+     * request's write failed with "Broken pipe" and the answer was never read (found in review, 2026-11-29).
+     */
+    @Test
+    void aRequestWrittenAfterTheServersAnswerAndCloseIsTakenAndTheAnswerRead() throws Exception {
+        byte[] answer = "ERR too many connections\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        accepted.getOutputStream().write(answer);
+        accepted.close();
+        InputStream in = client.getInputStream();
+        // the end has reached the client before it writes (over TCP, its FIN; over shm, the close's flag)
+        byte[] got = in.readNBytes(answer.length);
+        assertArrayEquals(answer, got);
+        client.getOutputStream().write("GET /\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        // then, over TCP, the reset comes back; the writes after it fail
+        IOException later = null;
+        for (int i = 0; i < 200 && later == null; i++) {
+            try {
+                client.getOutputStream().write(1);
+                Thread.sleep(5); // the reset's round trip, over TCP: a bounded poll of the condition
+            } catch (IOException e) {
+                later = e;
+            }
+        }
+        assertTrue(later instanceof SocketException, String.valueOf(later));
+    }
+
     /** The linger set as an option, on the client: the server's reads are reset after its bytes. */
     @Test
     void aLingerOfZeroSetAsAnOptionResetsToo() throws IOException {

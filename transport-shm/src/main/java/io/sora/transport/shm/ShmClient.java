@@ -323,8 +323,16 @@ final class ShmClient {
         if (kept != null) medium.keepWith(keeper(sock));
         medium.publishCpu(io.sora.transport.ThisCpu.current()); // for the server's first waits (see pairKept)
         RingConnection conn = new RingConnection(id, "shm", medium, hooks, settings.spinIterations());
-        ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
+        // watched before the COMMIT, the last step that can fail: a watch that failed after it (the JVM
+        // shutting down, an epoll_ctl error) left this end on TCP and the server's paired (found in review,
+        // 2026-11-29); a COMMIT that fails now ends the watch with the channel (the caller closes it)
         DoorbellLoop.get().register(ch, medium);
+        try {
+            ShmServerBinding.writeFully(ch, Wire.encode(new Wire.Commit()));
+        } catch (IOException | RuntimeException e) {
+            DoorbellLoop.get().close(ch);
+            throw e;
+        }
         return new PairingResult.Paired(conn);
     }
 

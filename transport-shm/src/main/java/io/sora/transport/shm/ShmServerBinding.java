@@ -389,10 +389,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         }
         Segment.checkRing("client receive", link.hello.receiveRing());
         // The requester is a process of this user on this host (checked above); the connection it
-        // names must start at this host too. Only a connection accept() returns with exactly this key
-        // ever claims the pairing, so a key naming no connection costs one unclaimed entry until the
-        // requester closes its rendezvous. (An exact check, that the requester owns the TCP socket,
-        // would need sock_diag and /proc/<pid>/fd: a same-user process can read the server anyway.)
+        // names must start at this host too, and be established in this host's kernel (below). (An exact
+        // check that the requester owns the TCP socket would need /proc/<pid>/fd as well: a same-user
+        // process can read the server anyway.)
         if (!LocalAddresses.isLocal(key.server().getAddress())) {
             // a client whose rule names another host on this port: its connection never reaches here
             return "server address " + key.server().getAddress().getHostAddress() + " of " + key
@@ -402,7 +401,36 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             return "client address " + key.client().getAddress().getHostAddress() + " of " + key
                     + " is not an address of this host";
         }
-        return null;
+        return established(key);
+    }
+
+    /** How long a request waits for its connection to be established in this host's kernel (normally it is at once). */
+    static final long ESTABLISHED_WAIT_NANOS = 2_000_000L;
+
+    /**
+     * Null when the kernel of this network namespace has the connection {@code key} established (or cannot
+     * tell: no native library); else why not. A client's connect can return while the server's kernel has
+     * no connection: a full backlog drops the handshake's last ACK, or answers with a SYN cookie and keeps
+     * nothing, and TCP completes the connection with the client's first data segment. Paired, that client
+     * wrote into a ring no accept ever claimed and waited for an answer that never came (found in review,
+     * 2026-11-29: backlog overflow, a SOCKS proxy's connection, whose key is not its TCP connection's).
+     * On TCP the connection completes as it would without sora.
+     */
+    static String established(ConnectionKey key) {
+        long deadline = System.nanoTime() + ESTABLISHED_WAIT_NANOS;
+        for (int i = 0; ; i++) {
+            int state = io.sora.transport.NativeSockets.tcpState(key.server(), key.client());
+            if (state < 0 || state == io.sora.transport.NativeSockets.TCP_ESTABLISHED
+                    || state == io.sora.transport.NativeSockets.TCP_CLOSE_WAIT) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0 || i > 10_000) {
+                return "no established TCP connection " + key + " in this host's kernel ("
+                        + (state == 0 || state == io.sora.transport.NativeSockets.TCP_LISTEN ? "none" : "state " + state)
+                        + "; a full backlog, or a proxy between the ends): it stays on TCP";
+            }
+            Thread.yield();
+        }
     }
 
     @Override
