@@ -66,7 +66,23 @@ final class Listeners {
                 || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
             return;
         }
-        remember(server, listen(bound, null));
+        remember(server, listen(bound, null, reusesPort(server)));
+    }
+
+    /**
+     * Whether the server socket (or channel) was bound with {@code SO_REUSEPORT}: then other processes may
+     * listen on its port too, each getting some of its connections, and the one shm listener of the port
+     * (its rendezvous is named by port) would pair their clients too, with connections its accepts never
+     * see: those clients hung (found in review, 2026-11-29). Such a server stays on TCP for shm.
+     */
+    private static boolean reusesPort(Object server) {
+        try {
+            Boolean on = server instanceof ServerSocket ss ? ss.getOption(java.net.StandardSocketOptions.SO_REUSEPORT)
+                    : ((java.nio.channels.ServerSocketChannel) server).getOption(java.net.StandardSocketOptions.SO_REUSEPORT);
+            return Boolean.TRUE.equals(on);
+        } catch (IOException | RuntimeException e) {
+            return false; // not supported here: no other process can share the port that way
+        }
     }
 
     /** Keeps {@code l} as {@code server}'s listeners, unless the detach closed them all meanwhile. */
@@ -81,7 +97,7 @@ final class Listeners {
         if (rules.isEmpty()) {
             return;
         }
-        remember(server, listen(bound, null));
+        remember(server, listen(bound, null, reusesPort(server)));
     }
 
     /** The listeners of a server socket (or server socket channel), or null. */
@@ -115,6 +131,11 @@ final class Listeners {
      * bound before a hot attach.
      */
     Server listen(InetSocketAddress bound, AcceptGate gate) {
+        return listen(bound, gate, false);
+    }
+
+    /** As {@link #listen(InetSocketAddress, AcceptGate)}; {@code reusePort}: the server socket has {@code SO_REUSEPORT} (no shm). */
+    Server listen(InetSocketAddress bound, AcceptGate gate, boolean reusePort) {
         if (stopped) return null;
         boolean adopt = gate != null;
         Map<Provider, ServerBinding> bindings = new EnumMap<>(Provider.class);
@@ -123,6 +144,11 @@ final class Listeners {
             if (!acceptRuleMayMatch(e.getKey(), bound)) continue;
             if (e.getKey() == Provider.SHM) PathWarmup.begin(); // a shm client may come: warm up now
             if (!e.getValue().availability().isAvailable()) continue;
+            if (reusePort && e.getKey() == Provider.SHM) {
+                failures.put(e.getKey(), "the server socket has SO_REUSEPORT: other processes may accept on its port,"
+                        + " and one shm listener per port cannot tell their connections apart");
+                continue;
+            }
             try {
                 bindings.put(e.getKey(), e.getValue().listen(bound, policy(e.getKey(), gate)));
                 if (tracer.isOn(Category.NET)) {

@@ -46,4 +46,24 @@ class ShmSemanticsTest extends AbstractSocketSemanticsTest {
             }
         }
     }
+
+    /**
+     * A server socket bound with SO_REUSEPORT (other processes may accept on its port) gets no shm listener:
+     * its connections stay on TCP, and the bytes arrive. Before, the port's one listener paired the clients
+     * of every process sharing the port, and those another process accepted hung (found in review, 2026-11-29).
+     */
+    @Test
+    void aServerSocketSharingItsPortWithSoReusePortStaysOnTcp() throws Exception {
+        try (ServerSocket server = new ServerSocket()) {
+            server.setOption(java.net.StandardSocketOptions.SO_REUSEPORT, true);
+            server.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (java.net.Socket c = new java.net.Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+                 java.net.Socket s = server.accept()) {
+                c.getOutputStream().write(42);
+                org.junit.jupiter.api.Assertions.assertEquals(42, s.getInputStream().read());
+                org.junit.jupiter.api.Assertions.assertEquals("tcp", SoraPath.of(s));
+                org.junit.jupiter.api.Assertions.assertEquals("tcp", SoraPath.of(c));
+            }
+        }
+    }
 }
