@@ -244,7 +244,10 @@ public final class PairingTable<L> {
             long left;
             synchronized (arrivals) {
                 if (!waitsStill(key, pending)) break;
-                if (clientsAnnounce && pending == null) pending = new HashSet<>(announced.keySet());
+                if (clientsAnnounce && pending == null) {
+                    pending = new HashSet<>(announced.keySet());
+                    if (!waitsStill(key, pending)) break; // only announcements past their age
+                }
                 left = deadline - clock.getAsLong();
                 if (left <= 0) break;
             }
@@ -290,10 +293,30 @@ public final class PairingTable<L> {
     private boolean waitsStill(ConnectionKey key, Set<Object> pending) {
         if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) return false;
         if (!clientsAnnounce) return true;
-        if (pending == null) return !announced.isEmpty();
+        long now = clock.getAsLong();
+        if (pending == null) {
+            for (Long at : announced.values()) {
+                if (now - at < ANNOUNCE_TTL_NANOS) return true;
+            }
+            return false;
+        }
         pending.retainAll(announced.keySet());
+        pending.removeIf(ch -> {
+            Long at = announced.get(ch);
+            return at == null || now - at >= ANNOUNCE_TTL_NANOS;
+        });
         return !pending.isEmpty();
     }
+
+    /**
+     * How long an announcement makes other accepts wait: a client announces before its TCP connect, which
+     * takes microseconds, or seconds when its SYN is dropped (a full backlog: retried after 1, 3, 7 s ...);
+     * an announcement on a kept segment had no age limit, and every accept of a plain client waited its
+     * whole pairing wait while such a connect lasted, about ten accepts a second exactly while the server
+     * was overloaded (found in review, 2026-11-29). Past this age the announcing client's own connection, if
+     * it comes, is decided as any: its request is read if it is there, else TCP.
+     */
+    static final long ANNOUNCE_TTL_NANOS = 1_000_000_000L;
 
     /**
      * The catch-up could not read every announcement (the medium's listener cannot accept right now):

@@ -237,6 +237,26 @@ class PairingTableTest {
         assertEquals(0, m.table.waitingAccepts());
     }
 
+    /**
+     * An announcement older than its age limit (a client whose connect waits in SYN retries after a full
+     * backlog) no longer makes other accepts wait: they waited their whole pairing wait for as long as such
+     * a connect lasted. The table's clock is moved past the limit.
+     */
+    @Test
+    void anAnnouncementPastItsAgeMakesNoAcceptWait() throws Exception {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, ALLOW, true, now::get);
+        m.table.announced(new Object()); // a client stuck in its connect
+        now.addAndGet(PairingTable.ANNOUNCE_TTL_NANOS);
+        // a pairing wait far longer than the hang guard below: an accept that waits for that client fails it
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
+                () -> m.table.awaitPairing(KEY, Duration.ofSeconds(120), new TestHooks()));
+        assertEquals("client announced no pairing (no sora, or no fake rule for this server)",
+                fallback(accept.get(20, TimeUnit.SECONDS)));
+        assertEquals(0, m.table.waitingAccepts());
+    }
+
     @Test
     void thePolicysRefusalMarksTheKeyAndWakesAWaitingAccept() throws Exception {
         FakeMedium m = medium(key -> new AcceptPolicy.Refuse("not in the list"), false);
