@@ -481,14 +481,31 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_close0(JNIEnv *
 }
 
 /*
- * The TCP state (the kernel's numbering: 1 ESTABLISHED, 3 SYN_RECV, 8 CLOSE_WAIT, ...) of the socket of this
- * network namespace whose local end is local:lport and remote end remote:rport (4- or 16-byte addresses, of
- * the same length), found by sock_diag's exact lookup; 0 when there is none, -errno when the lookup fails.
+ * The TCP state (the kernel's numbering: 1 ESTABLISHED, 3 SYN_RECV, 8 CLOSE_WAIT, 10 LISTEN, ...) of the socket
+ * of this network namespace whose local end is local:lport and remote end remote:rport (4- or 16-byte
+ * addresses, of the same length) on interface ifindex (0: any; a link-local address's scope), found by
+ * sock_diag's exact lookup, which falls back to the port's listening socket; 0 when there is none (or the
+ * kernel has no TCP sock_diag: it says ENOENT then too), -errno when the lookup fails.
  */
+static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remote, jint rport, jint ifindex,
+                      uint32_t *found_if);
+
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNIEnv *env, jclass cls, jbyteArray local,
-                                                                             jint lport, jbyteArray remote, jint rport)
+                                                                             jint lport, jbyteArray remote, jint rport,
+                                                                             jint ifindex)
 {
     (void)cls;
+    uint32_t found_if = 0;
+    jint state = tcp_state(env, local, lport, remote, rport, ifindex, &found_if);
+    /* no connection, but a listener bound to a device (SO_BINDTODEVICE, a VRF): its connections are found
+       only by a lookup that names that device */
+    if (state == 10 && ifindex == 0 && found_if != 0) state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if);
+    return state;
+}
+
+static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remote, jint rport, jint ifindex,
+                      uint32_t *found_if)
+{
     jsize llen = (*env)->GetArrayLength(env, local);
     jsize rlen = (*env)->GetArrayLength(env, remote);
     if ((llen != 4 && llen != 16) || llen != rlen || lport < 0 || lport > 65535 || rport < 0 || rport > 65535) return -EINVAL;
@@ -507,6 +524,7 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNI
     msg.req.id.idiag_dport = htons((uint16_t)rport);
     (*env)->GetByteArrayRegion(env, local, 0, llen, (jbyte *)msg.req.id.idiag_src);
     (*env)->GetByteArrayRegion(env, remote, 0, rlen, (jbyte *)msg.req.id.idiag_dst);
+    msg.req.id.idiag_if = (uint32_t)ifindex;
     msg.req.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
     msg.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
@@ -537,5 +555,6 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNI
     }
     if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) return -EBADMSG;
     struct inet_diag_msg *m = (struct inet_diag_msg *)NLMSG_DATA(h);
+    *found_if = m->id.idiag_if;
     return m->idiag_state == 0 ? -EBADMSG : (jint)m->idiag_state;
 }

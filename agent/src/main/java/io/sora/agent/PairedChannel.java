@@ -183,6 +183,7 @@ final class PairedChannel {
         if (blocking) Interruptible.begin(ch);
         ByteBuffer b = null;
         int start = 0;
+        out.gathering(true); // one write, as over TCP, also after the peer's close
         try {
             for (int i = offset; i < offset + length; i++) {
                 b = srcs[i];
@@ -201,6 +202,7 @@ final class PairedChannel {
             }
             throw translate(ch, e);
         } finally {
+            out.gathering(false);
             if (blocking) Interruptible.end(ch, done);
         }
     }

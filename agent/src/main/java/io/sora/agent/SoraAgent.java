@@ -126,14 +126,14 @@ public final class SoraAgent {
         }
         StartupTimer timer = new StartupTimer();
         try {
-            startClaimed(args, inst, attached, agentJar, timer);
+            startClaimed(args, inst, attached, agentJar, late, timer);
         } finally {
             if (claimed && running == null) SoraBridge.release();
         }
     }
 
     /** {@link #start}, this agent having claimed the JVM. */
-    private static void startClaimed(String args, Instrumentation inst, boolean attached, File agentJar,
+    private static void startClaimed(String args, Instrumentation inst, boolean attached, File agentJar, boolean late,
                                      StartupTimer timer) {
         Tracer tracer = Tracer.OFF;
         try {
@@ -252,7 +252,7 @@ public final class SoraAgent {
             }
             if (MANAGEMENT) {
                 Jmx.publish(new Jmx.Bean(registry, agent::fastPathInfo, problems, args == null ? "" : args, attached,
-                        System.currentTimeMillis(), version(agentJar), unserved), attached, inst, bridge);
+                        System.currentTimeMillis(), version(agentJar), unserved), attached, late, inst, bridge);
             } else {
                 System.err.println("[sora] WARN this Java runtime has no java.management module: the agent serves its"
                         + " rules, but sora status, attach and detach cannot reach this JVM");
@@ -438,12 +438,13 @@ public final class SoraAgent {
          * {@code -Dsora.jmx.delay=MILLIS} registers after that delay instead (as before: the server is then
          * created by the agent), {@code -Dsora.jmx=false} never.
          */
-        static void publish(Bean made, boolean now, Instrumentation inst, Class<?> bridge) {
+        static void publish(Bean made, boolean now, boolean late, Instrumentation inst, Class<?> bridge) {
             if (!Boolean.parseBoolean(System.getProperty("sora.jmx", "true"))) {
                 return;
             }
             Connections bean = made.create();
-            if (now) {
+            // a late start (no rule file) began when the bean was due: -Dsora.jmx.delay is spent already
+            if (now || (late && System.getProperty("sora.jmx.delay") != null)) {
                 register(bean);
                 return;
             }
@@ -455,7 +456,7 @@ public final class SoraAgent {
                     }
                 });
                 // a ManagementFactory that cannot be patched after all (an unknown JDK) falls back to the timer
-                ManagementPatch patch = new ManagementPatch(inst, () -> registerLater(bean, 2000L));
+                ManagementPatch patch = new ManagementPatch(inst, () -> registerLater(bean, late ? 0L : 2000L));
                 try {
                     if (patch.install(bridge)) {
                         managementPatch = patch;
@@ -469,7 +470,7 @@ public final class SoraAgent {
                 // as before this existed, 2 s after start-up, off the start-up path and after the application
                 // had the chance to set up JMX and java.util.logging its own way
                 SoraBridge.onPlatformMBeanServer(null);
-                registerLater(bean, 2000L);
+                registerLater(bean, late ? 0L : 2000L); // a late start is 2 s after the JVM's already
                 return;
             }
             registerLater(bean, Long.getLong("sora.jmx.delay", 2000L));

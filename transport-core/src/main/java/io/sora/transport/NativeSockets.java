@@ -163,15 +163,16 @@ public final class NativeSockets {
         byte[] l = local.getAddress().getAddress();
         byte[] r = remote.getAddress().getAddress();
         if (l.length != r.length) return -1;
+        int ifindex = local.getAddress() instanceof java.net.Inet6Address six && six.isLinkLocalAddress() ? six.getScopeId() : 0;
         try {
-            int rc = tcpState0(l, local.getPort(), r, remote.getPort());
+            int rc = tcpState0(l, local.getPort(), r, remote.getPort(), Math.max(0, ifindex));
             return rc < 0 ? -1 : rc;
         } catch (UnsatisfiedLinkError e) {
             return -1; // an older library without the call
         }
     }
 
-    private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort);
+    private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
 
     private static native int tcpPair0(byte[] address, int[] out);
 

@@ -214,7 +214,8 @@ public final class RingInputStream extends InputStream {
                 // and a peer process that died with bytes of ours unread: its kernel reset the connection (a
                 // truncated answer looked whole: EOF; found in review, 2026-11-29)
                 if ((flags & RingMedium.RESET) != 0
-                        || ((flags & RingMedium.DEAD) != 0 && peerReadAll != null && !peerReadAll.getAsBoolean())) {
+                        || ((flags & RingMedium.DEAD) != 0 && medium.consumedByPeerExact() && peerReadAll != null
+                            && !peerReadAll.getAsBoolean())) {
                     resetSeen = true;
                     throw new SocketException("Connection reset");
                 }

@@ -219,6 +219,15 @@ public interface RingMedium {
         return peer < 0 ? PEER_UNKNOWN : peer == cpu ? PEER_HERE : PEER_ELSEWHERE;
     }
 
+    /**
+     * Whether {@link #consumedByPeer} is the peer's cursor itself (shm: its word in shared memory), not a
+     * count it reports now and then (rdma: every quarter ring, or with a change of its flags): only then
+     * can a dead peer's unread bytes of this side be told from none.
+     */
+    default boolean consumedByPeerExact() {
+        return true;
+    }
+
     /** Whether the peer said it reads through a selector ({@link #markReadsThroughSelector}). */
     default boolean peerReadsThroughSelector() {
         return false;

@@ -69,6 +69,9 @@ public final class RingOutputStream extends OutputStream {
     private long sent;
     /** Writes that found the peer gone (closed, reset, dead); only the lock holder touches it. */
     private int writesAfterPeerGone;
+    /** A gathering write is under way ({@link #gathering}); only the lock holder touches these. */
+    private boolean gathering;
+    private boolean gatheredAfterPeerGone;
     private volatile boolean closed;
     private volatile boolean outputShutdown;
     private volatile Thread waiter;
@@ -142,8 +145,10 @@ public final class RingOutputStream extends OutputStream {
                     // answer the peer's reset; the writes after it fail. (A peer that died or reset: at once.) So an answer the peer wrote before closing
                     // ("503", "too many connections") is still read after the request is sent, as over TCP;
                     // it failed at once (found in review, 2026-11-29)
-                    if (writesAfterPeerGone++ == 0 && (peer & (RingMedium.RESET | RingMedium.DEAD)) == 0
-                            && medium.consumedByPeer() == produced) {
+                    // (a dead peer's first write fails at once: its end may also be a dropped pairing, which TCP resets)
+                    boolean orderly = (peer & (RingMedium.RESET | RingMedium.DEAD)) == 0 && medium.consumedByPeer() == produced;
+                    if ((writesAfterPeerGone++ == 0 || (gathering && gatheredAfterPeerGone)) && orderly) {
+                        if (gathering) gatheredAfterPeerGone = true;
                         releaseSent(sent + len);
                         if (advance != null) advance.position(advance.position() + len);
                         return written + len;
@@ -398,6 +403,25 @@ public final class RingOutputStream extends OutputStream {
      */
     public boolean peerReadAll() {
         return medium.consumedByPeer() == acquireProduced();
+    }
+
+    /** Whether {@link #peerReadAll} can be told at all ({@link RingMedium#consumedByPeerExact}). */
+    public boolean peerReadAllKnown() {
+        return medium.consumedByPeerExact();
+    }
+
+    /**
+     * For a channel's gathering write, which is one write over TCP: the buffers after the first that the
+     * peer's orderly close let through are let through too ({@code true} before, {@code false} after).
+     */
+    public void gathering(boolean on) {
+        lock.lock();
+        try {
+            gathering = on;
+            if (!on) gatheredAfterPeerGone = false;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** An acquire load of {@code produced}. */

@@ -580,6 +580,12 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         return sendCapacity;
     }
 
+    /** The peer reports its cursor every quarter ring (or with its flags): a dead peer's unread bytes cannot be told. */
+    @Override
+    public boolean consumedByPeerExact() {
+        return false;
+    }
+
     @Override
     public long consumedByPeer() {
         long c = peerConsumed;

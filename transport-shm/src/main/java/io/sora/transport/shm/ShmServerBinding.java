@@ -404,8 +404,12 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         return established(key);
     }
 
-    /** How long a request waits for its connection to be established in this host's kernel (normally it is at once). */
-    static final long ESTABLISHED_WAIT_NANOS = 2_000_000L;
+    /**
+     * How long a request waits for its connection to be established in this host's kernel (normally it is
+     * at once): short, as it runs on threads other connections share (the listener's, an accept's
+     * catch-up, the doorbell's) during the very bursts that leave connections unestablished.
+     */
+    static final long ESTABLISHED_WAIT_NANOS = 500_000L;
 
     /**
      * Null when the kernel of this network namespace has the connection {@code key} established (or cannot
@@ -420,13 +424,15 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
         long deadline = System.nanoTime() + ESTABLISHED_WAIT_NANOS;
         for (int i = 0; ; i++) {
             int state = io.sora.transport.NativeSockets.tcpState(key.server(), key.client());
-            if (state < 0 || state == io.sora.transport.NativeSockets.TCP_ESTABLISHED
+            // 0: not even the port's listener (which the lookup falls back to): a kernel without TCP sock_diag
+            // (it says ENOENT for that too), so it cannot be told
+            if (state <= 0 || state == io.sora.transport.NativeSockets.TCP_ESTABLISHED
                     || state == io.sora.transport.NativeSockets.TCP_CLOSE_WAIT) {
                 return null;
             }
             if (System.nanoTime() - deadline >= 0 || i > 10_000) {
                 return "no established TCP connection " + key + " in this host's kernel ("
-                        + (state == 0 || state == io.sora.transport.NativeSockets.TCP_LISTEN ? "none" : "state " + state)
+                        + (state == io.sora.transport.NativeSockets.TCP_LISTEN ? "none" : "state " + state)
                         + "; a full backlog, or a proxy between the ends): it stays on TCP";
             }
             Thread.yield();
