@@ -95,6 +95,22 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /** A selector reports the reset as readable (a read then says so), after the bytes before it. */
+    /**
+     * A server that answers and closes, and a client that sends its request as one gathering write before
+     * reading (headers and body, as the JDK's HttpClient and Netty write): the whole write is taken, as TCP
+     * takes its first write after the peer's close, and the answer is read (over shm, until 2026-11-29, the
+     * write failed, and then only its first buffer was taken).
+     */
+    @Test
+    void aGatheringRequestWrittenAfterTheServersAnswerAndCloseIsTakenWhole() throws IOException {
+        byte[] answer = "HTTP/1.1 503 Service Unavailable\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        writeFully(accepted, ByteBuffer.wrap(answer));
+        accepted.close();
+        assertArrayEquals(answer, readFully(client, ByteBuffer.allocate(answer.length)));
+        ByteBuffer[] request = {ByteBuffer.wrap(bytes(40, 1)), ByteBuffer.wrap(bytes(60, 2)), ByteBuffer.wrap(bytes(20, 3))};
+        assertEquals(120, client.write(request));
+    }
+
     @Test
     void aSelectorReportsAnAbortiveCloseAsReadable() throws IOException {
         client.configureBlocking(false);
