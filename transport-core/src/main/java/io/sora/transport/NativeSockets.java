@@ -155,7 +155,8 @@ public final class NativeSockets {
      * The kernel's state of the TCP socket of this network namespace whose local end is {@code local} and
      * remote end {@code remote} (one exact sock_diag lookup, not a scan of {@code /proc/net/tcp}): {@link
      * #TCP_ESTABLISHED}, {@link #TCP_CLOSE_WAIT}, another of the kernel's states ({@link #TCP_LISTEN}: no
-     * such connection, but a socket listening on the local end's port), 0 when there is no such socket, -1 when it cannot be told (no native library, the lookup failed, addresses of two families).
+     * such connection, but a socket listening on the local end's port), 0 when there is no such socket, -1
+     * when it cannot be told (no native library, the lookup failed, addresses of two families).
      * An IPv4 connection is found by its IPv4 ends whether the socket is of family IPv4 or IPv6 (dual stack).
      */
     public static int tcpState(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {

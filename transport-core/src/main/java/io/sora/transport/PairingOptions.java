@@ -11,10 +11,10 @@ import java.util.Objects;
  * @param fallbackWait      how long pairing may take before the connection stays on TCP
  */
 public record PairingOptions(int sendBufferSize, int receiveBufferSize, Duration fallbackWait) {
-    /** JSOR's socket buffer sizes (32 KiB send, 44 KiB receive) and its 100 ms fallback wait. */
     /** The largest ring either path makes, in bytes (256 MiB): a larger receive size is used as this. */
     public static final int MAX_RING = 256 << 20;
 
+    /** JSOR's socket buffer sizes (32 KiB send, 44 KiB receive) and its 100 ms fallback wait. */
     public static final PairingOptions DEFAULT = new PairingOptions(32768, 45056, Duration.ofMillis(100));
 
     public PairingOptions {

@@ -296,16 +296,18 @@ public final class PairingTable<L> {
         long now = clock.getAsLong();
         if (pending == null) {
             for (Long at : announced.values()) {
-                if (now - at < ANNOUNCE_TTL_NANOS) return true;
+                if (fresh(at, now)) return true;
             }
             return false;
         }
-        pending.retainAll(announced.keySet());
-        pending.removeIf(ch -> {
-            Long at = announced.get(ch);
-            return at == null || now - at >= ANNOUNCE_TTL_NANOS;
-        });
+        // gone from the announced (sent its request, or withdrew), or past its age
+        pending.removeIf(ch -> !fresh(announced.get(ch), now));
         return !pending.isEmpty();
+    }
+
+    /** Whether an announcement made at {@code at} (null: none) still makes accepts wait ({@link #ANNOUNCE_TTL_NANOS}). */
+    private static boolean fresh(Long at, long now) {
+        return at != null && now - at < ANNOUNCE_TTL_NANOS;
     }
 
     /**

@@ -142,21 +142,21 @@ public final class RingOutputStream extends OutputStream {
                 int peer = medium.peerFlags();
                 if ((peer & (RingMedium.CLOSED | RingMedium.DEAD)) != 0) {
                     // TCP's first write after the peer's orderly close (every byte of ours read) is taken, its
-                    // answer the peer's reset; the writes after it fail. (A peer that died or reset: at once.) So an answer the peer wrote before closing
-                    // ("503", "too many connections") is still read after the request is sent, as over TCP;
-                    // it failed at once (found in review, 2026-11-29)
-                    // (a dead peer's first write fails at once: its end may also be a dropped pairing, which TCP resets)
+                    // answer the peer's reset, and the writes after it fail: so an answer the peer wrote before
+                    // closing ("503", "too many connections") is still read after the request is sent (it
+                    // failed at once until 2026-11-29). A channel's gathering write counts as one write. A peer
+                    // that reset or died fails the first write already (a dead end may also be a dropped
+                    // pairing, which TCP resets).
+                    boolean first = writesAfterPeerGone++ == 0;
                     boolean orderly = (peer & (RingMedium.RESET | RingMedium.DEAD)) == 0 && medium.consumedByPeer() == produced;
-                    if ((writesAfterPeerGone++ == 0 || (gathering && gatheredAfterPeerGone)) && orderly) {
-                        if (gathering) gatheredAfterPeerGone = true;
-                        releaseSent(sent + len);
-                        if (advance != null) advance.position(advance.position() + len);
-                        return written + len;
+                    if (!orderly || !(first || (gathering && gatheredAfterPeerGone))) {
+                        throw writesAfterPeerGone > 1 ? new SocketException("Broken pipe") : peerGone(peer);
                     }
-                    throw writesAfterPeerGone > 1 ? new SocketException("Broken pipe") : peerGone(peer);
+                    if (gathering) gatheredAfterPeerGone = true;
                 }
-                if ((peer & RingMedium.INPUT_SHUTDOWN) != 0) {
-                    // The peer discards everything it receives: accept the bytes and drop them.
+                if ((peer & (RingMedium.CLOSED | RingMedium.DEAD | RingMedium.INPUT_SHUTDOWN)) != 0) {
+                    // Taken above after the peer's close, or the peer discards everything it receives
+                    // (its input shut down): accept the bytes and drop them.
                     releaseSent(sent + len);
                     if (advance != null) advance.position(advance.position() + len);
                     return written + len;
@@ -403,11 +403,6 @@ public final class RingOutputStream extends OutputStream {
      */
     public boolean peerReadAll() {
         return medium.consumedByPeer() == acquireProduced();
-    }
-
-    /** Whether {@link #peerReadAll} can be told at all ({@link RingMedium#consumedByPeerExact}). */
-    public boolean peerReadAllKnown() {
-        return medium.consumedByPeerExact();
     }
 
     /**
