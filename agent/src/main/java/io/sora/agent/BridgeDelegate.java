@@ -133,13 +133,13 @@ final class BridgeDelegate implements SoraDelegate {
     @Override
     public InputStream inputStream(Socket socket, InputStream tcp) {
         PairedSocket p = paired(socket);
-        return p == null ? tcp : p.in(socket);
+        return p == null ? tcp : p.in(socket, tcp);
     }
 
     @Override
     public OutputStream outputStream(Socket socket, OutputStream tcp) {
         PairedSocket p = paired(socket);
-        return p == null ? tcp : p.out(socket);
+        return p == null ? tcp : p.out(socket, tcp);
     }
 
     @Override

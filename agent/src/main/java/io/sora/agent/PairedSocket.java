@@ -35,21 +35,34 @@ final class PairedSocket {
         return connection;
     }
 
-    /** The same stream object while the application holds it, as TCP's getInputStream. */
-    synchronized InputStream in(Socket socket) {
+    /**
+     * The same stream object while the application holds it, as TCP's getInputStream. {@code tcp}, the
+     * socket's own stream, is read after the peer moved its bytes to TCP (both ends blocked writing into
+     * full rings: docs/shm.md, "Buffering"); null: never.
+     */
+    synchronized InputStream in(Socket socket, InputStream tcp) {
         InputStream s = in.get();
         if (s == null) {
-            s = new PinnedStreams.In(connection.inputStream(), socket);
+            InputStream ring = connection.inputStream();
+            if (tcp != null && ring instanceof io.sora.transport.RingInputStream r) r.tcpFallback(tcp);
+            s = new PinnedStreams.In(ring, socket);
             in = new WeakReference<>(s);
             inTaken = true;
         }
         return s;
     }
 
-    synchronized OutputStream out(Socket socket) {
+    /** As {@link #in}: {@code tcp} takes this end's bytes if both ends come to wait on full rings. */
+    synchronized OutputStream out(Socket socket, OutputStream tcp) {
         OutputStream s = out.get();
         if (s == null) {
-            s = new PinnedStreams.Out(connection.outputStream(), socket);
+            OutputStream ring = connection.outputStream();
+            if (tcp != null && ring instanceof io.sora.transport.RingOutputStream r) {
+                r.tcpFallback(tcp);
+                // this end's reads, whenever they come, are a socket stream's: they will follow the peer's switch
+                if (connection instanceof io.sora.transport.RingConnection rc) rc.inputStream().offerTcpFollow();
+            }
+            s = new PinnedStreams.Out(ring, socket);
             out = new WeakReference<>(s);
             outTaken = true;
         }

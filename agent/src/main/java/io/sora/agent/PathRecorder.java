@@ -185,7 +185,13 @@ final class PathRecorder {
             // closing is best effort; the peer sees the control channel close
         }
         if (tracer.isOn(Category.NET)) {
-            tracer.event(Hook.CONN_CLOSE, c.id(), c.path(), null, "sent=" + c.bytesSent() + " received=" + c.bytesReceived());
+            String moved = "";
+            if (c instanceof io.sora.transport.RingConnection r) {
+                // a direction moved to TCP (both ends blocked writing: docs/shm.md, "Buffering") says so at the end too
+                if (r.outputStream().onTcp()) moved += " (sending by TCP since both ends waited on full rings)";
+                if (r.inputStream().onTcp()) moved += " (receiving by TCP since the peer moved)";
+            }
+            tracer.event(Hook.CONN_CLOSE, c.id(), c.path(), null, "sent=" + c.bytesSent() + " received=" + c.bytesReceived() + moved);
         }
     }
 }

@@ -105,11 +105,11 @@ class PathRecorderTest {
         Closes cq = new Closes();
         Closes c2 = new Closes();
         recorder.record(held, Side.SERVER, KEY, rule, new PairingResult.Paired(ch));
-        InputStream in = recorder.paired(held).in(held);
-        OutputStream out = recorder.paired(held).out(held);
+        InputStream in = recorder.paired(held).in(held, null);
+        OutputStream out = recorder.paired(held).out(held, null);
         recorder.record(queued, Side.SERVER, KEY, rule, new PairingResult.Paired(cq));
         recorder.record(half, Side.CLIENT, KEY, rule, new PairingResult.Paired(c2));
-        OutputStream halfOut = recorder.paired(half).out(half);
+        OutputStream halfOut = recorder.paired(half).out(half, null);
         assertEquals(1, recorder.handOver(new io.sora.agent.status.DetachedConnections<>()), "kept: what detach reports");
         assertEquals(0, ch.closes.get(), "both streams held: kept until the socket closes");
         assertEquals(1, cq.closes.get(), "no stream taken: cut");

@@ -20,6 +20,8 @@ public enum Hook {
     SHM_SEGMENT_UNLINK(Category.JSOR, 64, "shm_segment_unlink", Direction.EVENT),
     SHM_LISTEN(Category.JSOR, 65, "shm_listen", Direction.EVENT),
     SHM_PEER_CLOSED(Category.JSOR, 66, "shm_peer_closed", Direction.EVENT),
+    /** One direction of a shm connection moved to TCP (both ends blocked writing into full rings); detail says which and from which byte. */
+    SHM_TCP_SWITCH(Category.JSOR, 67, "shm_tcp_switch", Direction.EVENT),
     // ---- JSOR: RDMA device, memory registration, connection manager, queue pairs (added with the writers) ----
     /** An RDMA device was opened; detail names it (e.g. {@code rxe0 port 1 gid ...}). */
     RDMA_DEVICE_OPEN(Category.JSOR, 50, "rdma_device_open", Direction.EVENT),

@@ -88,6 +88,12 @@ public final class RingInputStream extends InputStream {
     private volatile boolean closed;
     private volatile boolean inputShutdown;
     private volatile Thread waiter;
+    /** The socket's own TCP stream ({@link #tcpFallback}); null: the peer's bytes never move there. */
+    private volatile java.lang.ref.WeakReference<InputStream> tcp;
+    /** Every byte before the peer's switch was read: reads go to {@link #tcp}, for good (set by the lock holder). */
+    private volatile boolean onTcp;
+    /** {@link #look}: the ring is read up to the peer's switch; what follows is on TCP. */
+    private static final long SWITCHED = -2;
 
     /**
      * @param spinIterations 0: sleep at once when nothing is there; else spin and yield first, as
@@ -102,6 +108,35 @@ public final class RingInputStream extends InputStream {
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
         this.creditBatch = Math.max(1, capacity / 4);
         this.wait = new AdaptiveWait(spinIterations > 0);
+    }
+
+    /**
+     * A socket's stream: {@code tcpStream}, the socket's own TCP stream, is read once the ring is read up
+     * to where the peer moved its bytes to TCP ({@link RingOutputStream#tcpFallback}); said to the peer, whose
+     * writer moves only to a reader that follows. Ignored where the medium cannot carry the switch.
+     */
+    public void tcpFallback(InputStream tcpStream) {
+        if (RingOutputStream.SWITCH_AFTER_MILLIS > 0 && medium.carriesTcpSwitch()) {
+            // weakly, as the writer's (RingOutputStream#tcpFallback)
+            tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
+            medium.offerTcpFollow();
+        }
+    }
+
+    /**
+     * Tells the peer, before this end's application took its input stream, that its reads will follow a
+     * switch: every read of a socket's stream goes through a stream given its TCP stream first
+     * ({@link #tcpFallback}). Said when the application takes its output stream: a program that writes all
+     * it has before it asks for its input stream (an echo client of large messages) must not leave the
+     * peer's writer unable to move while this end's writer waits for it.
+     */
+    public void offerTcpFollow() {
+        if (RingOutputStream.SWITCH_AFTER_MILLIS > 0 && medium.carriesTcpSwitch()) medium.offerTcpFollow();
+    }
+
+    /** Whether reads go to TCP (the peer's bytes moved there and every earlier one was read). */
+    public boolean onTcp() {
+        return onTcp;
     }
 
     @Override
@@ -205,6 +240,8 @@ public final class RingInputStream extends InputStream {
                 throw new SocketException("Connection reset: the peer's write cursor is " + avail
                         + " bytes ahead of this reader in a " + capacity + "-byte ring");
             }
+            // the peer's later bytes on TCP: looked at before its flags, which it publishes after the switch
+            if (avail == 0 && tcp != null && medium.peerSwitchedAt() == c) return SWITCHED;
             if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;
             // Flags are published after the final cursor: re-read it before declaring EOF.
             if (medium.producedByPeer() == c) {
@@ -247,7 +284,12 @@ public final class RingInputStream extends InputStream {
             boolean waiting = false;
             boolean slept = false;
             for (;;) {
+                if (onTcp) return fromTcp(b, bb, off, len);
                 long avail = look();
+                if (avail == SWITCHED) {
+                    onTcp = true;
+                    continue;
+                }
                 if (avail < 0) return -1;
                 long c = consumed;
                 if (avail > 0) {
@@ -280,6 +322,16 @@ public final class RingInputStream extends InputStream {
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
+    }
+
+    /** After the switch (the lock held): a read of the TCP stream; a socket's stream reads into arrays only. */
+    private int fromTcp(byte[] b, ByteBuffer bb, int off, int len) throws IOException {
+        if (b == null) throw new IllegalStateException("a channel's read after a switch to TCP");
+        InputStream t = tcp.get();
+        if (t == null) throw new SocketException("Socket closed"); // its socket was collected
+        int n = t.read(b, off, len);
+        if (n > 0) releaseDelivered(delivered + n);
+        return n;
     }
 
     private static long deadlineNanos(long nanos) {
@@ -320,7 +372,8 @@ public final class RingInputStream extends InputStream {
 
     private boolean readyOrEnded() {
         return closed || inputShutdown || medium.producedByPeer() != consumed
-                || (medium.peerFlags() & EOF_FLAGS) != 0;
+                || (medium.peerFlags() & EOF_FLAGS) != 0
+                || (tcp != null && medium.peerSwitchedAt() == consumed);
     }
 
     /**
@@ -381,6 +434,11 @@ public final class RingInputStream extends InputStream {
     public int available() throws IOException {
         if (closed) throw new SocketException("Socket closed");
         if (inputShutdown) return 0;
+        if (onTcp) {
+            InputStream t = tcp.get();
+            if (t == null) throw new SocketException("Socket closed");
+            return t.available();
+        }
         long avail = medium.producedByPeer() - acquireConsumed();
         return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
     }

@@ -308,6 +308,48 @@ public interface RingMedium {
         return false;
     }
 
+    /**
+     * As {@link #awaitWriter()}, at most {@code timeoutNanos} (0: no bound): a writer that may move its
+     * direction to TCP ({@link #switchToTcp}) looks again now and then. The default: false (the caller parks).
+     */
+    default boolean awaitWriter(long timeoutNanos) {
+        return timeoutNanos == 0 && awaitWriter();
+    }
+
+    // ---- a direction moved to TCP (docs/shm.md, "Buffering") ----
+
+    /**
+     * This end's reader follows the peer's bytes onto the TCP connection once the peer moved its writes
+     * there ({@link #switchToTcp}): said when the application holds a stream that reads TCP after the
+     * switch. The default: nothing (the medium carries no switch, and the peer never moves).
+     */
+    default void offerTcpFollow() {
+    }
+
+    /** Whether this medium can move a direction to TCP ({@link #switchToTcp}); the default: no. */
+    default boolean carriesTcpSwitch() {
+        return false;
+    }
+
+    /**
+     * This end's writer: from byte {@code at} of its direction on (its producer cursor, every earlier byte
+     * in the peer's ring) its bytes go by the TCP connection, for good. False, and nothing recorded, where
+     * the medium cannot carry it or the peer's reader does not follow ({@link #offerTcpFollow}).
+     */
+    default boolean switchToTcp(long at) {
+        return false;
+    }
+
+    /** The cursor from which the peer's bytes come by TCP ({@link #switchToTcp}); -1: they do not. Acquire. */
+    default long peerSwitchedAt() {
+        return -1;
+    }
+
+    /** Whether the peer's writer waits for room in this end's ring (asleep, or a selector armed for it). */
+    default boolean peerWriterWaiting() {
+        return false;
+    }
+
     /** As {@link #awaitReader}, for the local writer waiting for credits (no timeout). */
     default boolean awaitWriter() {
         return false;

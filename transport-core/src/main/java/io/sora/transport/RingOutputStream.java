@@ -75,6 +75,23 @@ public final class RingOutputStream extends OutputStream {
     private volatile boolean closed;
     private volatile boolean outputShutdown;
     private volatile Thread waiter;
+    /**
+     * The socket's own TCP stream ({@link #tcpFallback}), where this end's bytes go once both ends wait
+     * for room in full rings and neither reads; null: they never move.
+     */
+    private volatile java.lang.ref.WeakReference<OutputStream> tcp;
+    /** This end's bytes go by {@link #tcp} since the switch, for good (set by the lock holder). */
+    private volatile boolean onTcp;
+
+    /**
+     * How long both ends must have waited for room, neither ring drained meanwhile, before this end's bytes
+     * go by TCP ({@code -Dsora.ring.tcpSwitchAfter=MS}; 0: never). A ring holds what the receiver's
+     * {@code rcvbuf} says (64 KiB by default), where loopback TCP buffers megabytes: two ends that each write
+     * more than that before reading (an echo of large messages read piece by piece, a pipelined client)
+     * waited for each other for ever; over TCP the kernel's buffers take the bytes. docs/shm.md, "Buffering".
+     */
+    public static final long SWITCH_AFTER_MILLIS = Math.max(0, Long.getLong("sora.ring.tcpSwitchAfter", 10));
+    private static final long SWITCH_AFTER_NANOS = SWITCH_AFTER_MILLIS * 1_000_000L;
 
     /**
      * @param spinIterations 0: sleep at once when the ring is full; else spin and yield first, as
@@ -88,6 +105,25 @@ public final class RingOutputStream extends OutputStream {
         if (capacity <= 0) throw new IllegalArgumentException("sendCapacity must be > 0: " + capacity);
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
         this.wait = new AdaptiveWait(spinIterations > 0);
+    }
+
+    /**
+     * A socket's stream: {@code tcpStream}, the socket's own TCP stream, takes this end's bytes if both
+     * ends come to wait for room in full rings ({@link #SWITCH_AFTER_MILLIS}) and the peer's reader follows
+     * ({@link RingMedium#offerTcpFollow}): from then on every write goes there. Ignored where the medium
+     * cannot carry the switch (RDMA) or the switch is off.
+     */
+    public void tcpFallback(OutputStream tcpStream) {
+        // weakly: the socket caches its stream, which holds the socket, and a fast connection must not keep
+        // its socket reachable (a socket dropped unclosed is cleaned once collected, as TCP's)
+        if (SWITCH_AFTER_NANOS > 0 && medium.carriesTcpSwitch()) {
+            tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
+        }
+    }
+
+    /** Whether this end's bytes go by TCP (see {@link #tcpFallback}). */
+    public boolean onTcp() {
+        return onTcp;
     }
 
     @Override
@@ -135,8 +171,10 @@ public final class RingOutputStream extends OutputStream {
         int written = 0;
         try {
             ensureWritable();
+            if (onTcp) return written + toTcp(b, off, len);
             boolean waiting = false;
             boolean slept = false;
+            long waitBegan = 0;
             while (len > 0) {
                 ensureWritable();
                 int peer = medium.peerFlags();
@@ -192,8 +230,18 @@ public final class RingOutputStream extends OutputStream {
                     if (!waiting) {
                         waiting = true;
                         wait.begin(medium);
+                        waitBegan = System.nanoTime();
                     }
                     if (!slept && wait.idle()) continue;
+                    // before each sleep (bounded by the switch's wait: see sleep): the ring stayed full since
+                    // waitBegan (any read by the peer would have made room), and the peer waits to write too,
+                    // in its ring, or on TCP, where its wait cannot be seen (it moved)
+                    if (slept && b != null && tcp != null && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS
+                            && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
+                            && medium.switchToTcp(produced)) {
+                        onTcp = true;
+                        return written + toTcp(b, off, len);
+                    }
                     slept = true;
                     interrupted |= sleep();
                     if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {
@@ -210,6 +258,15 @@ public final class RingOutputStream extends OutputStream {
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
+    }
+
+    /** After the switch: {@code len} bytes to the TCP stream (the lock held); returns len. */
+    private int toTcp(byte[] b, int off, int len) throws IOException {
+        OutputStream t = tcp.get();
+        if (t == null) throw new SocketException("Socket closed"); // its socket was collected
+        t.write(b, off, len);
+        releaseSent(sent + len);
+        return len;
     }
 
     private void copyIn(byte[] b, ByteBuffer bb, int off, int n) {
@@ -276,7 +333,11 @@ public final class RingOutputStream extends OutputStream {
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }
-            if (!medium.awaitWriter()) LockSupport.park(this);
+            if (tcp == null) {
+                if (!medium.awaitWriter()) LockSupport.park(this);
+            } else if (!medium.awaitWriter(SWITCH_AFTER_NANOS)) {
+                LockSupport.parkNanos(this, SWITCH_AFTER_NANOS); // looks again whether both ends wait
+            }
             return Thread.interrupted();
         } finally {
             medium.announceWriterWaiting(false);

@@ -564,6 +564,47 @@ public abstract class AbstractSocketSemanticsTest {
         return md.digest();
     }
 
+    /**
+     * Two ends that each write more than a shm ring holds before they read what the other wrote: an echo
+     * server answering piece by piece while its client sends a whole 1 MiB message before reading the
+     * answer. TCP's buffers (megabytes on loopback) take it; a paired connection's rings hold 64 KiB each
+     * way, and both ends waited for each other for ever until the waiting writers moved their bytes to the
+     * TCP connection (docs/shm.md, "Buffering"). Every byte arrives, in order, and the connection goes on
+     * working after it: a second message, a half-close, the end.
+     */
+    @Test
+    void twoEndsThatEachWriteMoreThanARingHoldsBeforeReadingBothFinish() throws Exception {
+        int size = 1 << 20;
+        byte[] message = new byte[size];
+        new Random(7).nextBytes(message);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Long> echo = pool.submit(() -> {
+                InputStream in = accepted.getInputStream();
+                OutputStream out = accepted.getOutputStream();
+                byte[] buf = new byte[8192];
+                long echoed = 0;
+                for (int n; (n = in.read(buf)) > 0; echoed += n) out.write(buf, 0, n);
+                accepted.shutdownOutput();
+                return echoed;
+            });
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
+                OutputStream out = client.getOutputStream();
+                out.write(message); // all of it before reading anything
+                InputStream in = client.getInputStream();
+                byte[] back = in.readNBytes(size);
+                assertArrayEquals(message, back, "the echo of the large message");
+                out.write(new byte[] {9, 8, 7});
+                assertArrayEquals(new byte[] {9, 8, 7}, in.readNBytes(3), "a message after it");
+                client.shutdownOutput();
+                assertEquals(-1, in.read(), "the end, after the server's half-close");
+                assertEquals(size + 3L, echo.get(10, TimeUnit.SECONDS), "bytes the server echoed");
+            }, "both ends writing more than a ring before reading waited for each other");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static byte[] receive(InputStream in, int size) throws Exception {
         MessageDigest md = MessageDigest.getInstance("SHA-256");
         byte[] buf = new byte[50_000];

@@ -82,7 +82,7 @@ import java.util.Set;
  */
 final class Segment {
     static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
-    static final int VERSION = 5; // 5: waiting words are bit sets (SLEEP_SELECTOR), 2026-11-29
+    static final int VERSION = 6; // 6: a direction may move to TCP (SWITCHED_AT, CAP_TCP_FOLLOW), 2026-11-29; 5: waiting words are bit sets (SLEEP_SELECTOR)
     static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
@@ -120,6 +120,11 @@ final class Segment {
      * parts ({@code ShmMedium.publishStep}); the reader of a part waits awake for the rest (see layout).
      */
     static final int WRITE_END = 16;
+    /**
+     * From a producer cursor: 0, or 1 + the cursor from which the writer sends by TCP instead of the ring
+     * ({@code ShmMedium.switchToTcp}; docs/shm.md, "Buffering"). Written once, by that writer.
+     */
+    static final int SWITCHED_AT = 24;
     /** Within a side's state line. */
     static final int FLAGS = 0;
     static final int CAPS = 4;
@@ -134,6 +139,8 @@ final class Segment {
     static final int CPU = 12;
     /** Capability: this side can wake a futex sleeper (sora's native library loaded). */
     static final int CAP_FUTEX = 1;
+    /** This side's reader follows the peer's bytes onto TCP after a switch ({@link #SWITCHED_AT}); set at any time. */
+    static final int CAP_TCP_FOLLOW = 2;
     /** Waiting-word bits: a stream thread asleep (or about to be) in a futex on the word: the peer wakes the futex. */
     static final int SLEEP_FUTEX = 1;
     /** A stream thread parked for a doorbell (a virtual thread, no futexes): the peer rings. */

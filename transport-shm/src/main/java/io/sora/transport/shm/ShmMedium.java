@@ -146,6 +146,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      * @param commitListener server only: waits for COMMIT first; null on the client
      * @param useFutex       false: sleep with doorbells even where futexes are available (tests)
      */
+    /** This end is the server's (for the trace). */
+    private final boolean server;
+
     ShmMedium(long id, Segment segment, boolean server, SocketChannel channel, Tracer tracer,
               CommitListener commitListener, boolean useFutex) {
         this.id = id;
@@ -189,6 +192,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         myWriterWaiting = offMyProduced + Segment.WAITING;
         peerWriterWaiting = offPeerProduced + Segment.WAITING;
         keptBit = server ? Segment.KEPT_SERVER : Segment.KEPT_CLIENT;
+        this.server = server;
         futex = useFutex && Futex.isAvailable();
         words.setIntRelease(offMyState + Segment.CAPS, futex ? Segment.CAP_FUTEX : 0);
     }
@@ -512,6 +516,54 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         int w = words.getIntAcquire(myReaderWaiting);
         if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myReaderWaiting, w, timeoutNanos);
         return true;
+    }
+
+    @Override
+    public boolean awaitWriter(long timeoutNanos) {
+        if (writerSleep != Segment.SLEEP_FUTEX) {
+            unmuteBell();
+            writerBellSleeps++;
+            return false;
+        }
+        writerFutexSleeps++;
+        int w = words.getIntAcquire(myWriterWaiting);
+        if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myWriterWaiting, w, timeoutNanos);
+        return true;
+    }
+
+    @Override
+    public boolean carriesTcpSwitch() {
+        return true;
+    }
+
+    @Override
+    public void offerTcpFollow() {
+        words.getAndBitwiseOrInt(offMyState + Segment.CAPS, Segment.CAP_TCP_FOLLOW);
+    }
+
+    @Override
+    public boolean switchToTcp(long at) {
+        if ((words.getIntAcquire(offPeerState + Segment.CAPS) & Segment.CAP_TCP_FOLLOW) == 0) return false;
+        words.setLongRelease(offMyProduced + Segment.SWITCHED_AT, at + 1);
+        VarHandle.fullFence();
+        // a reader asleep on an empty ring must look again: its next bytes are on TCP now
+        if (words.getIntAcquire(peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
+        if (tracer.isOn(Category.JSOR)) {
+            tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", "both ends were writing into full rings and neither read for "
+                    + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS + " ms: this end's bytes go by TCP, as the kernel"
+                    + " would have buffered them", (server ? "server" : "client") + " to peer from byte " + at);
+        }
+        return true;
+    }
+
+    @Override
+    public long peerSwitchedAt() {
+        return words.getLongAcquire(offPeerProduced + Segment.SWITCHED_AT) - 1;
+    }
+
+    @Override
+    public boolean peerWriterWaiting() {
+        return words.getIntAcquire(peerWriterWaiting) != 0;
     }
 
     @Override
