@@ -80,6 +80,8 @@ public final class RingOutputStream extends OutputStream {
      * for room in full rings and neither reads; null: they never move.
      */
     private volatile java.lang.ref.WeakReference<OutputStream> tcp;
+    /** The medium can move this direction to TCP (and the switch is on): a waiting writer looks again now and then. */
+    private final boolean switchable;
     /** This end's bytes go by {@link #tcp} since the switch, for good (set by the lock holder). */
     private volatile boolean onTcp;
 
@@ -105,6 +107,7 @@ public final class RingOutputStream extends OutputStream {
         if (capacity <= 0) throw new IllegalArgumentException("sendCapacity must be > 0: " + capacity);
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
         this.wait = new AdaptiveWait(spinIterations > 0);
+        this.switchable = SWITCH_AFTER_NANOS > 0 && medium.carriesTcpSwitch();
     }
 
     /**
@@ -116,9 +119,7 @@ public final class RingOutputStream extends OutputStream {
     public void tcpFallback(OutputStream tcpStream) {
         // weakly: the socket caches its stream, which holds the socket, and a fast connection must not keep
         // its socket reachable (a socket dropped unclosed is cleaned once collected, as TCP's)
-        if (SWITCH_AFTER_NANOS > 0 && medium.carriesTcpSwitch()) {
-            tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
-        }
+        if (switchable) tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
     }
 
     /** Whether this end's bytes go by TCP (see {@link #tcpFallback}). */
@@ -236,7 +237,8 @@ public final class RingOutputStream extends OutputStream {
                     // before each sleep (bounded by the switch's wait: see sleep): the ring stayed full since
                     // waitBegan (any read by the peer would have made room), and the peer waits to write too,
                     // in its ring, or on TCP, where its wait cannot be seen (it moved)
-                    if (slept && b != null && tcp != null && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS
+                    // (the time first: in the warm-up's profile as in the application's, nearly always false)
+                    if (slept && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
                             && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
                             && medium.switchToTcp(produced)) {
                         onTcp = true;
@@ -333,7 +335,8 @@ public final class RingOutputStream extends OutputStream {
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }
-            if (tcp == null) {
+            // by the medium, not by whether this stream has a TCP stream: the warm-up's have none (see RingInputStream.look)
+            if (!switchable) {
                 if (!medium.awaitWriter()) LockSupport.park(this);
             } else if (!medium.awaitWriter(SWITCH_AFTER_NANOS)) {
                 LockSupport.parkNanos(this, SWITCH_AFTER_NANOS); // looks again whether both ends wait
