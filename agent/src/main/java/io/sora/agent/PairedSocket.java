@@ -57,11 +57,7 @@ final class PairedSocket {
         OutputStream s = out.get();
         if (s == null) {
             OutputStream ring = connection.outputStream();
-            if (tcp != null && ring instanceof io.sora.transport.RingOutputStream r) {
-                r.tcpFallback(tcp);
-                // this end's reads, whenever they come, are a socket stream's: they will follow the peer's switch
-                if (connection instanceof io.sora.transport.RingConnection rc) rc.inputStream().offerTcpFollow();
-            }
+            if (tcp != null && ring instanceof io.sora.transport.RingOutputStream r) r.tcpFallback(tcp);
             s = new PinnedStreams.Out(ring, socket);
             out = new WeakReference<>(s);
             outTaken = true;
@@ -97,6 +93,9 @@ final class PairedSocket {
 
     /** Pairs the state with its socket: {@code cleaner} closes the fast path if the socket is dropped unclosed. */
     static PairedSocket register(Socket socket, FastConnection c, Rule rule, Tracer tracer, SocketCleaner cleaner) {
+        // a socket's reads, whenever they come, are its streams' (never a channel's: an adaptor has its channel),
+        // and they follow the peer's move to TCP: said now, before the application has the socket
+        if (socket.getChannel() == null && c instanceof io.sora.transport.RingConnection rc) rc.inputStream().offerTcpFollow();
         return new PairedSocket(c, rule, cleaner.register(socket, closer(c, tracer)));
     }
 

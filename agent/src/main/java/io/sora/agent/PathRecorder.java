@@ -166,13 +166,28 @@ final class PathRecorder {
         // the one it asks for later, on which the peer sends nothing: both ends would wait for ever. Its fast
         // path closes now instead (the peer reads the end, its writes fail), a visible end (found in
         // review, 2026-11-29: an accepted socket queued to a worker when the detach came)
+        java.util.List<Socket> reset = new java.util.ArrayList<>();
         paired.drain((socket, p) -> {
             if (p.bothStreamsTaken()) {
                 left.add(socket, p);
             } else {
                 p.cleanable.clean();
+                // a peer that moved its bytes to TCP (docs/shm.md, "Buffering") left the ones before the move in
+                // the ring: the TCP stream the application asks for later would start after them. A reset
+                // instead, as loud as the cut is for the peer (found in review, 2026-11-29)
+                if (p.connection instanceof io.sora.transport.RingConnection rc && rc.inputStream().peerMoved()) {
+                    reset.add(socket);
+                }
             }
         });
+        for (Socket s : reset) {
+            try {
+                s.setSoLinger(true, 0);
+                s.close();
+            } catch (java.io.IOException e) {
+                // closed already: nothing reads it
+            }
+        }
         cleaner.close();
         return left.size();
     }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sora.agent.status.ConnectionRegistry;
 import io.sora.agent.status.ConnectionRegistry.Side;
@@ -125,6 +127,68 @@ class PathRecorderTest {
         java.lang.ref.Reference.reachabilityFence(in);
         java.lang.ref.Reference.reachabilityFence(out);
         java.lang.ref.Reference.reachabilityFence(halfOut);
+    }
+
+    /** A ring medium whose peer moved (or not) its bytes to TCP at byte 0; nothing else happens on it. */
+    static final class Moved implements io.sora.transport.RingMedium {
+        final boolean moved;
+        volatile int follows;
+
+        Moved(boolean moved) {
+            this.moved = moved;
+        }
+
+        @Override public void setWaker(Waker w) { }
+        @Override public int receiveCapacity() { return 64; }
+        @Override public long producedByPeer() { return 0; }
+        @Override public void readRing(int o, byte[] d, int off, int len) { }
+        @Override public void publishConsumed(long c) { }
+        @Override public int sendCapacity() { return 64; }
+        @Override public long consumedByPeer() { return 0; }
+        @Override public void writeRing(int o, byte[] src, int off, int len) { }
+        @Override public void publishProduced(long p) { }
+        @Override public int peerFlags() { return 0; }
+        @Override public void publishFlags(int f) { }
+        @Override public void announceReaderWaiting(boolean w) { }
+        @Override public void announceWriterWaiting(boolean w) { }
+        @Override public void close() { }
+        @Override public boolean carriesTcpSwitch() { return true; }
+        @Override public void offerTcpFollow() { follows++; }
+        @Override public long peerSwitchedAt() { return moved ? 0 : -1; }
+    }
+
+    private static io.sora.transport.RingConnection ring(Moved m) {
+        return new io.sora.transport.RingConnection(7, "shm", m, new io.sora.transport.SocketHooks() {
+            @Override public int soTimeoutMillis() { return 0; }
+            @Override public void closeSocket() { }
+        }, 0);
+    }
+
+    /**
+     * Detach, a connection cut because its application had not taken both streams: where its peer had moved its
+     * bytes to TCP (docs/shm.md, "Buffering"), the socket is reset, since the TCP stream the application asks for
+     * later would start after the bytes left in the ring; where it had not, the socket stays as the cut left it.
+     * And a socket's end offers to follow such a move as it is paired (found in review, 2026-11-29).
+     */
+    @Test
+    void theDetachResetsACutSocketWhosePeerMovedToTcp() throws Exception {
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress());
+             Socket moved = new Socket(java.net.InetAddress.getLoopbackAddress(), ss.getLocalPort());
+             Socket movedPeer = ss.accept();
+             Socket stayed = new Socket(java.net.InetAddress.getLoopbackAddress(), ss.getLocalPort());
+             Socket stayedPeer = ss.accept()) {
+            Moved mm = new Moved(true);
+            Moved ms = new Moved(false);
+            recorder.record(moved, Side.CLIENT, KEY, rule, new PairingResult.Paired(ring(mm)));
+            recorder.record(stayed, Side.CLIENT, KEY, rule, new PairingResult.Paired(ring(ms)));
+            assertEquals(1, mm.follows, "a socket's end offers to follow as it pairs");
+            recorder.handOver(new io.sora.agent.status.DetachedConnections<>());
+            assertTrue(moved.isClosed(), "the cut socket whose peer moved to TCP");
+            assertFalse(stayed.isClosed(), "a cut socket whose peer did not move");
+            movedPeer.setSoTimeout(10_000);
+            assertThrows(java.net.SocketException.class, () -> movedPeer.getInputStream().read(), "the peer sees a reset");
+            java.lang.ref.Reference.reachabilityFence(stayedPeer);
+        }
     }
 
     /** Every Socket.close in the JVM consults the paired table: no close waits for a lock shared by the table. */

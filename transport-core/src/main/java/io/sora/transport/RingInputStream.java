@@ -112,26 +112,31 @@ public final class RingInputStream extends InputStream {
 
     /**
      * A socket's stream: {@code tcpStream}, the socket's own TCP stream, is read once the ring is read up
-     * to where the peer moved its bytes to TCP ({@link RingOutputStream#tcpFallback}); said to the peer, whose
-     * writer moves only to a reader that follows. Ignored where the medium cannot carry the switch.
+     * to where the peer moved its bytes to TCP ({@link RingOutputStream#tcpFallback}); the peer moves only
+     * to an end that offered to follow ({@link #offerTcpFollow}). Ignored where the medium cannot carry the switch.
      */
     public void tcpFallback(InputStream tcpStream) {
         if (RingOutputStream.SWITCH_AFTER_MILLIS > 0 && medium.carriesTcpSwitch()) {
             // weakly, as the writer's (RingOutputStream#tcpFallback)
             tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
-            medium.offerTcpFollow();
         }
     }
 
     /**
-     * Tells the peer, before this end's application took its input stream, that its reads will follow a
-     * switch: every read of a socket's stream goes through a stream given its TCP stream first
-     * ({@link #tcpFallback}). Said when the application takes its output stream: a program that writes all
-     * it has before it asks for its input stream (an echo client of large messages) must not leave the
-     * peer's writer unable to move while this end's writer waits for it.
+     * Tells the peer that this end's reads will follow a switch: every read of a socket's stream goes
+     * through a stream given its TCP stream first ({@link #tcpFallback}). Said as a socket is paired, before
+     * its application has it: a program that writes all it has before it asks for its input stream (an echo
+     * client of large messages) must not leave the peer's writer unable to move while this end's writer
+     * waits for it, and said later (at a stream's first use) it could reach the next connection of a kept
+     * segment, were the socket closed meanwhile (found in review, 2026-11-29).
      */
     public void offerTcpFollow() {
         if (RingOutputStream.SWITCH_AFTER_MILLIS > 0 && medium.carriesTcpSwitch()) medium.offerTcpFollow();
+    }
+
+    /** Whether the peer moved its bytes to TCP ({@link RingOutputStream#tcpFallback}), read up to there or not. */
+    public boolean peerMoved() {
+        return medium.peerSwitchedAt() >= 0;
     }
 
     /** Whether reads go to TCP (the peer's bytes moved there and every earlier one was read). */
@@ -250,6 +255,10 @@ public final class RingInputStream extends InputStream {
             if (avail > 0 || (medium.peerFlags() & EOF_FLAGS) == 0) return avail;
             // Flags are published after the final cursor: re-read it before declaring EOF.
             if (medium.producedByPeer() == c) {
+                // and after a switch to TCP: one that came between this read's look at it above and the flags
+                // (the writer switched, wrote by TCP, then shut down or closed) is seen now, or the end would
+                // be read where the TCP bytes are (found in review, 2026-11-29)
+                if (medium.peerSwitchedAt() == c) return SWITCHED;
                 // an abortive close: the bytes sent before it were read, then the reset, for good (as the
                 // JDK's socket after a TCP reset)
                 int flags = medium.peerFlags();
@@ -445,8 +454,10 @@ public final class RingInputStream extends InputStream {
     public int available() throws IOException {
         if (closed) throw new SocketException("Socket closed");
         if (inputShutdown) return 0;
-        if (onTcp) {
-            InputStream t = tcp.get();
+        java.lang.ref.WeakReference<InputStream> ref = tcp;
+        // moved, or read up to the peer's switch: what TCP holds (before a read went there too)
+        if (ref != null && (onTcp || medium.peerSwitchedAt() == acquireConsumed())) {
+            InputStream t = ref.get();
             if (t == null) throw new SocketException("Socket closed");
             return t.available();
         }

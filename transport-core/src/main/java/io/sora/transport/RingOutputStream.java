@@ -335,8 +335,12 @@ public final class RingOutputStream extends OutputStream {
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }
-            // by the medium, not by whether this stream has a TCP stream: the warm-up's have none (see RingInputStream.look)
-            if (!switchable) {
+            // Timed only while the peer's writer waits too (or moved): then one of the two may move, and must look
+            // again (a blocked writer woke every 10 ms for nothing before; found in review, 2026-11-29). Both set
+            // their waiting bit with a full fence before this, so of two writers starting to wait at once at least
+            // one sees the other. Not by whether this stream has a TCP stream: the warm-up's have none, and a
+            // branch its profile never saw was a trap (see RingInputStream.look)
+            if (!switchable || !(medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)) {
                 if (!medium.awaitWriter()) LockSupport.park(this);
             } else if (!medium.awaitWriter(SWITCH_AFTER_NANOS)) {
                 LockSupport.parkNanos(this, SWITCH_AFTER_NANOS); // looks again whether both ends wait

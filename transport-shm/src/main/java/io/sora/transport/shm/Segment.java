@@ -32,7 +32,7 @@ import java.util.Set;
  * <pre>
  * offset  size  field                       written by
  *      0     8  magic "SORA-SHM"             server, at creation
- *      8     4  version (3)                  server
+ *      8     4  version (6)                  server
  *     12     4  header size (4096)           server
  *     16     4  client-to-server ring size   server
  *     20     4  server-to-client ring size   server
@@ -41,13 +41,17 @@ import java.util.Set;
  *    136     4  client writer waiting        client writer (set), server reader (cleared to wake)
  *    144     8  c2s write end                client writer, before the first part of a write published
  *                                            in parts (its cursor at the end; version 4)
+ *    152     8  c2s moved to TCP at          client writer: 0, or 1 + the cursor from which its bytes go
+ *                                            by TCP (version 6; docs/shm.md, "Buffering")
  *    256     8  c2s consumer cursor          server reader
  *    384     8  s2c producer cursor          server writer
  *    392     4  server writer waiting        server writer (set), client reader (cleared to wake)
  *    400     8  s2c write end                server writer, as at 144
+ *    408     8  s2c moved to TCP at          server writer, as at 152
  *    512     8  s2c consumer cursor          client reader
  *    640     4  client flags                 client (OUTPUT_SHUTDOWN 1, INPUT_SHUTDOWN 2, CLOSED 4)
- *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1)
+ *    644     4  client capabilities          client, before COMMIT (CAP_FUTEX 1); CAP_TCP_FOLLOW 2 as a socket
+ *                                            pairs (its reads follow a move to TCP; version 6)
  *    648     4  client read mode             client (MODE_SELECTOR 1: its channel reads through a selector)
  *    652     4  client CPU + 1               client, as a thread of it starts to wait (0: unknown)
  *    768     4  server flags                 server

@@ -546,8 +546,20 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         if ((words.getIntAcquire(offPeerState + Segment.CAPS) & Segment.CAP_TCP_FOLLOW) == 0) return false;
         words.setLongRelease(offMyProduced + Segment.SWITCHED_AT, at + 1);
         VarHandle.fullFence();
-        // a reader asleep on an empty ring must look again: its next bytes are on TCP now
+        // A peer that closed meanwhile reads nothing more, and one closed while its application had not taken
+        // both streams (a detach's cut) must not find this end's bytes on TCP without those before them: after
+        // its CLOSED (a full fence) it looks at this word, after this word (the fence above) this looks at its
+        // flags, so one of the two sees the other (the cut then resets the socket; PathRecorder.handOver)
+        if (peerDead || (words.getIntAcquire(offPeerState + Segment.FLAGS) & CLOSED) != 0) {
+            words.setLongRelease(offMyProduced + Segment.SWITCHED_AT, 0);
+            return false;
+        }
+        // a reader asleep on an empty ring must look again: its next bytes are on TCP now; and a writer of the
+        // peer asleep on its full ring (it slept without a bound, this end's writer not waiting then: see
+        // RingOutputStream.sleep) must look again too, as it may now have to move as well: this end's bytes
+        // go where the peer, blocked writing, does not read (FullRingsBothWaysIT hung without)
         if (words.getIntAcquire(peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
+        if (words.getIntAcquire(peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
         if (tracer.isOn(Category.JSOR)) {
             tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", "both ends were writing into full rings and neither read for "
                     + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS + " ms: this end's bytes go by TCP, as the kernel"

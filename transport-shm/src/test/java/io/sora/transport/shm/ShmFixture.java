@@ -54,7 +54,8 @@ final class ShmFixture implements AutoCloseable {
     }
 
     /** Both ends of one connection, each with its own hooks. */
-    record Pair(FastConnection client, FastConnection server, TestHooks clientHooks, TestHooks serverHooks) {}
+    record Pair(FastConnection client, FastConnection server, TestHooks clientHooks, TestHooks serverHooks, Socket clientTcp,
+                Socket serverTcp) {}
 
     /** A TCP connection, made and accepted: [0] client, [1] server side. */
     Socket[] tcp() throws IOException {
@@ -89,7 +90,7 @@ final class ShmFixture implements AutoCloseable {
         sh.connection = ((PairingResult.Paired) s).connection();
         resources.add(ch.connection);
         resources.add(sh.connection);
-        return new Pair(ch.connection, sh.connection, ch, sh);
+        return new Pair(ch.connection, sh.connection, ch, sh, t[0], t[1]);
     }
 
     @Override
