@@ -139,11 +139,51 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             return "RDMA peer address " + (peer == null ? "unknown" : peer.getAddress().getHostAddress())
                     + " is not the TCP client's address " + key.client().getAddress().getHostAddress();
         }
+        return established(key);
+    }
+
+    /**
+     * Null when a TCP connection {@code key} ends at this host (its server end here, its client end the
+     * peer's), waiting up to {@link #PROC_CHECK_MILLIS} for it: the client's request can overtake the
+     * handshake's last packet. One exact sock_diag lookup each time through libsora, as the shm listener's
+     * check (a scan of all of {@code /proc/net/tcp} and {@code tcp6} on every pairing cost milliseconds on a
+     * host with many connections: issue 13's "exact lookups"); the scan only where the lookup cannot tell
+     * (no libsora, a kernel without TCP sock_diag).
+     */
+    static String established(ConnectionKey key) throws IOException {
+        long deadline = System.nanoTime() + PROC_CHECK_MILLIS * 1_000_000L;
+        int state = 0;
+        for (int i = 0; ; i++) {
+            state = io.sora.transport.NativeSockets.tcpState(key.server(), key.client());
+            if (state <= 0) break; // cannot tell this way (not even the port's listener found): the scan
+            if (state == io.sora.transport.NativeSockets.TCP_ESTABLISHED || state == io.sora.transport.NativeSockets.TCP_CLOSE_WAIT
+                    || state == TCP_SYN_RECV || state == TCP_NEW_SYN_RECV) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0 || i > 10_000) {
+                return "no TCP connection " + key + " ends at this host ("
+                        + (state == io.sora.transport.NativeSockets.TCP_LISTEN ? "none" : "state " + state) + " in its kernel)";
+            }
+            if (i < 16) {
+                Thread.yield();
+            } else {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return "interrupted while looking for the TCP connection " + key;
+                }
+            }
+        }
         if (!ProcNetTcp.awaitConnection(key, PROC_CHECK_MILLIS)) {
             return "no TCP connection " + key + " ends at this host (checked /proc/net/tcp and tcp6)";
         }
         return null;
     }
+
+    /** The kernel's states of a connection whose handshake's last packet is on its way (as the scan accepted 03). */
+    private static final int TCP_SYN_RECV = 3;
+    private static final int TCP_NEW_SYN_RECV = 12;
 
     @Override
     public void offer(Pairing<RdmaLink> pairing, PairingOptions options) throws IOException {
