@@ -305,6 +305,28 @@ class RingStreamsTest {
         assertEquals("Broken pipe", w.getMessage());
     }
 
+    /**
+     * A gathering write is one write (as TCP's writev): a peer's orderly close that arrives after its first
+     * buffers went into the ring (the close's flag crossing the write, as the RDMA VM saw) lets the rest
+     * through too, and the write after it fails. Before, the second buffer failed: the first one, unread by
+     * the closed peer, made the close look abortive.
+     */
+    @Test
+    void aCloseArrivingInTheMiddleOfAGatheringWriteLetsTheWholeWriteThrough() throws Exception {
+        open(64, 64, 10);
+        RingOutputStream out = a.outputStream();
+        out.gathering(true);
+        try {
+            assertEquals(4, out.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), true));
+            b.close(); // the peer closes, every byte before the gathering write read
+            assertEquals(6, out.write(java.nio.ByteBuffer.wrap(new byte[6]), true), "the gathering write's second buffer");
+            assertEquals(2, out.write(java.nio.ByteBuffer.wrap(new byte[2]), true), "and its third");
+        } finally {
+            out.gathering(false);
+        }
+        assertThrows(SocketException.class, () -> out.write(new byte[] {9}), "the write after it");
+    }
+
     /** A peer that died having read everything of this side's: its bytes, then the end (TCP: its FIN). */
     @Test
     void peerDeathWithNothingUnreadIsTheEnd() throws Exception {

@@ -42,6 +42,14 @@ public abstract class AbstractSocketSemanticsTest {
     /** "tcp", "shm" or "rdma": the path every connection of this suite must be on. */
     protected abstract String expectedPath();
 
+    /**
+     * Whether two ends that each write more than the path's buffers before reading still finish: TCP's
+     * kernel buffers and shm's move to TCP (docs/shm.md, "Buffering"); not RDMA's rings yet.
+     */
+    protected boolean movesFullRingsToTcp() {
+        return true;
+    }
+
     /** The address the server binds and the client connects to; RDMA needs the RDMA interface's. */
     protected InetAddress address() {
         return InetAddress.getLoopbackAddress();
@@ -574,6 +582,8 @@ public abstract class AbstractSocketSemanticsTest {
      */
     @Test
     void twoEndsThatEachWriteMoreThanARingHoldsBeforeReadingBothFinish() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(movesFullRingsToTcp(),
+                "this path keeps such an exchange in its rings, which hold less than TCP's buffers (docs/rdma.md)");
         int size = 1 << 20;
         byte[] message = new byte[size];
         new Random(7).nextBytes(message);
