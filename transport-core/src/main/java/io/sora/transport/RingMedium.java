@@ -326,6 +326,19 @@ public interface RingMedium {
     default void offerTcpFollow() {
     }
 
+    /**
+     * 0 where the peer sees this end's writer wait at once ({@link #announceWriterWaiting}: shm's shared
+     * word); else how long a writer waits before it is worth telling the peer ({@link #writerStalled}), a
+     * message each way (RDMA): a writer that may move to TCP then sleeps in slices of at most this.
+     */
+    default long writerStallNanos() {
+        return 0;
+    }
+
+    /** Tells the peer that this end's writer has waited {@link #writerStallNanos} or more (true), or no longer (false). */
+    default void writerStalled(boolean stalled) {
+    }
+
     /** Whether this medium can move a direction to TCP ({@link #switchToTcp}); the default: no. */
     default boolean carriesTcpSwitch() {
         return false;

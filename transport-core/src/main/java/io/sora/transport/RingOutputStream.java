@@ -84,6 +84,10 @@ public final class RingOutputStream extends OutputStream {
     private volatile java.lang.ref.WeakReference<OutputStream> tcp;
     /** The medium can move this direction to TCP (and the switch is on): a waiting writer looks again now and then. */
     private final boolean switchable;
+    /** {@link RingMedium#writerStallNanos} (0: the peer sees this writer wait at once); the lock holder's. */
+    private final long stallNanos;
+    /** This writer's stall was told to the peer ({@link RingMedium#writerStalled}); the lock holder's. */
+    private boolean stallTold;
     /** This end's bytes go by {@link #tcp} since the switch, for good (set by the lock holder). */
     private volatile boolean onTcp;
 
@@ -110,6 +114,7 @@ public final class RingOutputStream extends OutputStream {
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
         this.wait = new AdaptiveWait(spinIterations > 0);
         this.switchable = SWITCH_AFTER_NANOS > 0 && medium.carriesTcpSwitch();
+        this.stallNanos = switchable ? Math.min(medium.writerStallNanos(), SWITCH_AFTER_NANOS / 2) : 0;
     }
 
     /**
@@ -221,6 +226,7 @@ public final class RingOutputStream extends OutputStream {
                 }
                 if (free > 0) {
                     int n = (int) Math.min(free, len);
+                    if (stallTold) untellStall();
                     if (waiting) {
                         if (slept) wait.slept(wakeLatency); else wait.caught();
                         waiting = false;
@@ -244,6 +250,10 @@ public final class RingOutputStream extends OutputStream {
                     // waitBegan (any read by the peer would have made room), and the peer waits to write too,
                     // in its ring, or on TCP, where its wait cannot be seen (it moved)
                     // (the time first: in the warm-up's profile as in the application's, nearly always false)
+                    if (stallNanos > 0 && slept && !stallTold && System.nanoTime() - waitBegan >= stallNanos) {
+                        stallTold = true;
+                        medium.writerStalled(true);
+                    }
                     if (slept && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
                             && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
                             && medium.switchToTcp(produced)) {
@@ -260,12 +270,18 @@ public final class RingOutputStream extends OutputStream {
             }
             return written;
         } finally {
+            if (stallTold) untellStall();
             wait.end();
             unlock();
             if (interrupted) Thread.currentThread().interrupt();
             // as the JDK's socket does for a virtual thread: the interrupt closes the socket (lock released first)
             if (closeByInterrupt) VirtualThreads.closeSocket(hooks);
         }
+    }
+
+    private void untellStall() {
+        stallTold = false;
+        medium.writerStalled(false);
     }
 
     /** After the switch: {@code len} bytes to the TCP stream (the lock held); returns len. */
@@ -346,10 +362,13 @@ public final class RingOutputStream extends OutputStream {
             // their waiting bit with a full fence before this, so of two writers starting to wait at once at least
             // one sees the other. Not by whether this stream has a TCP stream: the warm-up's have none, and a
             // branch its profile never saw was a trap (see RingInputStream.look)
-            if (!switchable || !(medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)) {
+            // (a medium whose peer learns of this wait only when told, RDMA: slices until it was told)
+            boolean timed = switchable && ((stallNanos > 0 && !stallTold) || medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0);
+            long slice = stallNanos > 0 && !stallTold ? stallNanos : SWITCH_AFTER_NANOS;
+            if (!timed) {
                 if (!medium.awaitWriter()) LockSupport.park(this);
-            } else if (!medium.awaitWriter(SWITCH_AFTER_NANOS)) {
-                LockSupport.parkNanos(this, SWITCH_AFTER_NANOS); // looks again whether both ends wait
+            } else if (!medium.awaitWriter(slice)) {
+                LockSupport.parkNanos(this, slice); // looks again whether both ends wait
             }
             return Thread.interrupted();
         } finally {

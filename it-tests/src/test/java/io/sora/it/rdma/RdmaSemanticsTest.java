@@ -15,16 +15,6 @@ public class RdmaSemanticsTest extends AbstractSocketSemanticsTest {
         return "rdma";
     }
 
-    /**
-     * Not over RDMA yet: its rings (64 KiB each way by default) hold a bulk exchange where TCP's buffers take
-     * megabytes, and a direction does not move to TCP as on shm, so two ends that each write more than that
-     * before reading wait for each other (docs/rdma.md, "Limits"; give such connections rcvbuf=1m or more).
-     */
-    @Override
-    protected boolean movesFullRingsToTcp() {
-        return false;
-    }
-
     @Override
     protected InetAddress address() {
         return rxeAddress();

@@ -44,7 +44,8 @@ public abstract class AbstractSocketSemanticsTest {
 
     /**
      * Whether two ends that each write more than the path's buffers before reading still finish: TCP's
-     * kernel buffers and shm's move to TCP (docs/shm.md, "Buffering"); not RDMA's rings yet.
+     * kernel buffers, shm's and RDMA's move to TCP (docs/shm.md, "Buffering"). A path that keeps such an
+     * exchange in its rings says false (none now).
      */
     protected boolean movesFullRingsToTcp() {
         return true;
@@ -583,7 +584,7 @@ public abstract class AbstractSocketSemanticsTest {
     @Test
     void twoEndsThatEachWriteMoreThanARingHoldsBeforeReadingBothFinish() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(movesFullRingsToTcp(),
-                "this path keeps such an exchange in its rings, which hold less than TCP's buffers (docs/rdma.md)");
+                "this path keeps such an exchange in its rings, which hold less than TCP's buffers");
         int size = 1 << 20;
         byte[] message = new byte[size];
         new Random(7).nextBytes(message);

@@ -98,6 +98,18 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
      */
     static final long LINGER_NANOS = 60_000_000_000L;
     private static final int PEER_FLAG_MASK = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED | RESET;
+    /**
+     * CTRL flags of the move to TCP (docs/shm.md, "Buffering"; docs/rdma.md): this end's reads follow a move
+     * (sent as a socket pairs), and this end's bytes go by TCP from the end of the data before the CTRL (RC
+     * delivers the data first, so the reader's producer cursor is then the switch point). Both for good, as
+     * the stream flags; {@link #WRITER_STALLED} is not: each CTRL says whether the writer is stalled now.
+     */
+    static final int FOLLOWS = 32;
+    static final int SWITCHED = 64;
+    static final int WRITER_STALLED = 128;
+    private static final int STREAM_FLAGS = OUTPUT_SHUTDOWN | INPUT_SHUTDOWN | CLOSED | DEAD | RESET;
+    /** A writer waits this long before it tells the peer ({@link #writerStalled}): a CTRL each way. */
+    static final long WRITER_STALL_NANOS = 5_000_000L;
     /** Peer receives kept for CTRL messages: data WRITEs never take them. */
     static final int CTRL_RESERVE = 16;
     /** At most this many of my messages may be unreturned by the peer when I post a data WRITE. */
@@ -149,6 +161,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     private volatile long reportedReposts;
     /** Flags to publish (guarded by ctrlLock) and flags sent (only after every byte before them). */
     private volatile int myFlags;
+    /** This end's writer stalled ({@link #writerStalled}), sent with the flags; written under ctrlLock. */
+    private volatile boolean myWriterStalled;
+    /** The peer's writer stalled, as its last CTRL said (the completion thread writes it). */
+    private volatile boolean peerWriterStalled;
     private volatile int flagsSent;
     private long myProduced;
     private volatile long closeSeq = -1;
@@ -309,7 +325,9 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
     public void onMessage(ByteBuffer control, int offset, int length) {
         if (RdmaWire.isCtrl(control, offset, length)) {
             long c = RdmaWire.ctrlConsumed(control, offset);
-            int f = RdmaWire.ctrlFlags(control, offset) & PEER_FLAG_MASK;
+            int raw = RdmaWire.ctrlFlags(control, offset);
+            int f = raw & (PEER_FLAG_MASK | FOLLOWS | SWITCHED);
+            peerWriterStalled = (raw & WRITER_STALLED) != 0;
             long r = RdmaWire.ctrlReposted(control, offset);
             // counts beyond what was sent would let the writer reuse ring space whose bytes are not yet sent,
             // or post past the peer's receives: a faulty peer breaks the connection instead
@@ -432,7 +450,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     /** Bytes or flags held back for lack of slot credits: the completion thread polls for the credits. */
     private boolean unsent() {
-        return flushed != staged || flagsSent != myFlags;
+        return flushed != staged || flagsSent != (myFlags | (myWriterStalled ? WRITER_STALLED : 0));
     }
 
     private void run() {
@@ -613,7 +631,55 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
 
     @Override
     public int peerFlags() {
-        return peerFlags.get();
+        return peerFlags.get() & STREAM_FLAGS;
+    }
+
+    @Override
+    public boolean carriesTcpSwitch() {
+        return true;
+    }
+
+    @Override
+    public void offerTcpFollow() {
+        publishFlags(FOLLOWS);
+    }
+
+    @Override
+    public boolean switchToTcp(long at) {
+        int peer = peerFlags.get();
+        if ((peer & FOLLOWS) == 0 || (peer & (CLOSED | DEAD)) != 0 || failure != null) return false;
+        publishFlags(SWITCHED); // after every byte staged before it (pump), at the peer after their data
+        if (tracer.isOn(io.sora.trace.Category.JSOR)) {
+            tracer.event(io.sora.trace.Hook.SHM_TCP_SWITCH, id, "rdma", "both ends were writing into full rings and neither read for "
+                    + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS + " ms: this end's bytes go by TCP, as the kernel"
+                    + " would have buffered them", "to peer from byte " + at);
+        }
+        return true;
+    }
+
+    @Override
+    public long peerSwitchedAt() {
+        // the flag first: set by the completion thread after the data before it counted
+        return (peerFlags.get() & SWITCHED) != 0 ? peerProduced : -1;
+    }
+
+    @Override
+    public boolean peerWriterWaiting() {
+        return peerWriterStalled;
+    }
+
+    @Override
+    public long writerStallNanos() {
+        return WRITER_STALL_NANOS;
+    }
+
+    @Override
+    public void writerStalled(boolean stalled) {
+        synchronized (ctrlLock) {
+            myWriterStalled = stalled;
+        }
+        pump();
+        if (unsent()) LockSupport.unpark(thread);
     }
 
     @Override
@@ -649,7 +715,7 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                     flushed = f;
                     qp.postData(offset, n);
                 }
-                int flags = f == st ? myFlags : flagsSent;
+                int flags = f == st ? myFlags | (myWriterStalled ? WRITER_STALLED : 0) : flagsSent;
                 long c = localConsumed;
                 long r = qp.reposted();
                 if (flags != flagsSent || c - reported >= creditThreshold || r - reportedReposts >= SLOT_BATCH) {
