@@ -171,13 +171,14 @@ final class PathRecorder {
             if (p.bothStreamsTaken()) {
                 left.add(socket, p);
             } else {
-                p.cleanable.clean();
                 // a peer that moved its bytes to TCP (docs/shm.md, "Buffering") left the ones before the move in
                 // the ring: the TCP stream the application asks for later would start after them. A reset
-                // instead, as loud as the cut is for the peer (found in review, 2026-11-29)
-                if (p.connection instanceof io.sora.transport.RingConnection rc && rc.inputStream().peerMoved()) {
-                    reset.add(socket);
-                }
+                // instead, as loud as the cut is for the peer (found in review, 2026-11-29). Looked at before
+                // the close too: after it, a kept segment may already serve the next connection
+                io.sora.transport.RingConnection rc = p.connection instanceof io.sora.transport.RingConnection r ? r : null;
+                boolean moved = rc != null && rc.inputStream().peerMoved();
+                p.cleanable.clean();
+                if (moved || (rc != null && rc.inputStream().peerMoved())) reset.add(socket);
             }
         });
         for (Socket s : reset) {

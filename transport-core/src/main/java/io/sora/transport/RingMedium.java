@@ -353,6 +353,11 @@ public interface RingMedium {
         return false;
     }
 
+    /** Whether the peer's reader follows a move of this end's bytes to TCP ({@link #offerTcpFollow}). */
+    default boolean peerFollowsTcp() {
+        return false;
+    }
+
     /** The cursor from which the peer's bytes come by TCP ({@link #switchToTcp}); -1: they do not. Acquire. */
     default long peerSwitchedAt() {
         return -1;

@@ -194,11 +194,12 @@ public final class RingOutputStream extends OutputStream {
                     // that reset or died fails the first write already (a dead end may also be a dropped
                     // pairing, which TCP resets).
                     boolean first = writesAfterPeerGone++ == 0;
-                    // (a gathering write is one write: the peer's close that came in its middle, after its first
-                    // buffers, read every byte before the write; seen in the RDMA VM, where the close's flag came
-                    // in the middle of a request's buffers and only the first was taken, 2026-11-29)
+                    // (a gathering write is one write: a close that came in its middle is orderly if the peer read
+                    // every byte before the write, and any of the write's own; seen in the RDMA VM, where the
+                    // close's flag came in the middle of a request's buffers and only the first was taken)
+                    long read = medium.consumedByPeer();
                     boolean orderly = (peer & (RingMedium.RESET | RingMedium.DEAD)) == 0
-                            && medium.consumedByPeer() == (gathering ? gatherStart : produced);
+                            && (gathering ? read >= gatherStart && read <= produced : read == produced);
                     if (!orderly || !(first || (gathering && gatheredAfterPeerGone))) {
                         throw writesAfterPeerGone > 1 ? new SocketException("Broken pipe") : peerGone(peer);
                     }
@@ -363,7 +364,8 @@ public final class RingOutputStream extends OutputStream {
             // one sees the other. Not by whether this stream has a TCP stream: the warm-up's have none, and a
             // branch its profile never saw was a trap (see RingInputStream.look)
             // (a medium whose peer learns of this wait only when told, RDMA: slices until it was told)
-            boolean timed = switchable && ((stallNanos > 0 && !stallTold) || medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0);
+            boolean timed = switchable && ((stallNanos > 0 && !stallTold)
+                    || (medium.peerFollowsTcp() && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)));
             long slice = stallNanos > 0 && !stallTold ? stallNanos : SWITCH_AFTER_NANOS;
             if (!timed) {
                 if (!medium.awaitWriter()) LockSupport.park(this);

@@ -327,6 +327,39 @@ class RingStreamsTest {
         assertThrows(SocketException.class, () -> out.write(new byte[] {9}), "the write after it");
     }
 
+    /**
+     * As above, the peer having read the gathering write's first buffer before it closed (a server that reads
+     * a request's head, answers and closes): still one write, taken whole; a close with bytes from before the
+     * write unread is no orderly close, and fails it. Found in review, 2026-11-29 (the first version of the
+     * fix above accepted only a peer that had read nothing of the write).
+     */
+    @Test
+    void aGatheringWriteWhoseFirstBufferThePeerReadBeforeClosingIsTakenWhole() throws Exception {
+        open(64, 64, 10);
+        RingOutputStream out = a.outputStream();
+        out.gathering(true);
+        try {
+            assertEquals(4, out.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), true));
+            assertEquals(4, readExactly(b.inputStream(), 4).length);
+            b.close();
+            assertEquals(6, out.write(java.nio.ByteBuffer.wrap(new byte[6]), true), "the rest of the gathering write");
+        } finally {
+            out.gathering(false);
+        }
+        open(64, 64, 10);
+        RingOutputStream out2 = a.outputStream();
+        out2.write(new byte[] {5, 5}); // never read by the peer
+        out2.gathering(true);
+        try {
+            assertEquals(3, out2.write(java.nio.ByteBuffer.wrap(new byte[3]), true));
+            b.close();
+            assertThrows(SocketException.class, () -> out2.write(java.nio.ByteBuffer.wrap(new byte[6]), true),
+                    "a close with bytes from before the write unread is a reset");
+        } finally {
+            out2.gathering(false);
+        }
+    }
+
     /** A peer that died having read everything of this side's: its bytes, then the end (TCP: its FIN). */
     @Test
     void peerDeathWithNothingUnreadIsTheEnd() throws Exception {

@@ -126,7 +126,8 @@ final class Segment {
     static final int WRITE_END = 16;
     /**
      * From a producer cursor: 0, or 1 + the cursor from which the writer sends by TCP instead of the ring
-     * ({@code ShmMedium.switchToTcp}; docs/shm.md, "Buffering"). Written once, by that writer.
+     * ({@code ShmMedium.switchToTcp}; docs/shm.md, "Buffering"). Written by that writer only: set once, and
+     * set back to 0 only when the move is withdrawn because the peer closed as it was made.
      */
     static final int SWITCHED_AT = 24;
     /** Within a side's state line. */

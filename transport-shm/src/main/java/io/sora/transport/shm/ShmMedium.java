@@ -542,8 +542,13 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     }
 
     @Override
+    public boolean peerFollowsTcp() {
+        return (words.getIntAcquire(offPeerState + Segment.CAPS) & Segment.CAP_TCP_FOLLOW) != 0;
+    }
+
+    @Override
     public boolean switchToTcp(long at) {
-        if ((words.getIntAcquire(offPeerState + Segment.CAPS) & Segment.CAP_TCP_FOLLOW) == 0) return false;
+        if (!peerFollowsTcp()) return false;
         words.setLongRelease(offMyProduced + Segment.SWITCHED_AT, at + 1);
         VarHandle.fullFence();
         // A peer that closed meanwhile reads nothing more, and one closed while its application had not taken
@@ -561,9 +566,9 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         if (words.getIntAcquire(peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
         if (words.getIntAcquire(peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
         if (tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", "both ends were writing into full rings and neither read for "
-                    + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS + " ms: this end's bytes go by TCP, as the kernel"
-                    + " would have buffered them", (server ? "server" : "client") + " to peer from byte " + at);
+            tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", "this end waited " + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS
+                    + " ms on a full ring while the peer's writer waited too, or had moved: this end's bytes go by TCP, as the"
+                    + " kernel would have buffered them", (server ? "server" : "client") + " to peer from byte " + at);
         }
         return true;
     }

@@ -102,4 +102,46 @@ class ShmTcpSwitchTest {
             assertFalse(((RingConnection) p.client()).outputStream().onTcp(), "moved although the peer never wrote");
         }
     }
+    /**
+     * Two writers blocked on full rings where neither end follows a move (channel ends, say): neither can
+     * move, so neither wakes every 10 ms to look (found in review, 2026-11-29), and both sleep until woken.
+     */
+    @Test
+    void writersThatCannotMoveSleepUntilWoken() throws Exception {
+        try (ShmFixture fx = new ShmFixture(tmp, 4096, 4096)) {
+            ShmFixture.Pair p = fx.pair();
+            RingConnection c = (RingConnection) p.client();
+            RingConnection s = (RingConnection) p.server();
+            c.outputStream().tcpFallback(p.clientTcp().getOutputStream()); // could write by TCP, but no end follows
+            s.outputStream().tcpFallback(p.serverTcp().getOutputStream());
+            byte[] message = new byte[16 * 1024];
+            Thread[] writers = new Thread[2];
+            RingConnection[] ends = {c, s};
+            for (int i = 0; i < 2; i++) {
+                RingConnection end = ends[i];
+                writers[i] = new Thread(() -> {
+                    try {
+                        end.outputStream().write(message);
+                    } catch (java.io.IOException e) {
+                        // closed at the end of the test
+                    }
+                }, "writer-" + i);
+                writers[i].start();
+            }
+            ShmMedium mc = (ShmMedium) c.medium();
+            ShmMedium ms = (ShmMedium) s.medium();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((mc.sleeps()[2] + mc.sleeps()[3] == 0 || ms.sleeps()[2] + ms.sleeps()[3] == 0) && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            long before = mc.sleeps()[2] + mc.sleeps()[3] + ms.sleeps()[2] + ms.sleeps()[3];
+            Thread.sleep(250); // time passing is what is under test: ten-millisecond wake-ups would show here
+            long woke = mc.sleeps()[2] + mc.sleeps()[3] + ms.sleeps()[2] + ms.sleeps()[3] - before;
+            assertTrue(woke <= 3, "two writers that cannot move woke " + woke + " times in 250 ms");
+            assertFalse(c.outputStream().onTcp() || s.outputStream().onTcp(), "moved to an end that does not follow");
+            c.inputStream().readNBytes(message.length); // let both finish
+            s.inputStream().readNBytes(message.length);
+            for (Thread w : writers) w.join(10_000);
+        }
+    }
 }
