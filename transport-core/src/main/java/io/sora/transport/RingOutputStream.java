@@ -251,7 +251,10 @@ public final class RingOutputStream extends OutputStream {
                     // waitBegan (any read by the peer would have made room), and the peer waits to write too,
                     // in its ring, or on TCP, where its wait cannot be seen (it moved)
                     // (the time first: in the warm-up's profile as in the application's, nearly always false)
-                    if (stallNanos > 0 && slept && !stallTold && System.nanoTime() - waitBegan >= stallNanos) {
+                    // told only where it matters: the peer can move its bytes to this end only if it is a socket's
+                    // writer (then it follows too) and this end follows (a socket's: it has a TCP stream)
+                    if (stallNanos > 0 && slept && !stallTold && System.nanoTime() - waitBegan >= stallNanos
+                            && tcp != null && medium.peerFollowsTcp()) {
                         stallTold = true;
                         medium.writerStalled(true);
                     }
@@ -364,7 +367,7 @@ public final class RingOutputStream extends OutputStream {
             // one sees the other. Not by whether this stream has a TCP stream: the warm-up's have none, and a
             // branch its profile never saw was a trap (see RingInputStream.look)
             // (a medium whose peer learns of this wait only when told, RDMA: slices until it was told)
-            boolean timed = switchable && ((stallNanos > 0 && !stallTold)
+            boolean timed = switchable && ((stallNanos > 0 && !stallTold && tcp != null && medium.peerFollowsTcp())
                     || (medium.peerFollowsTcp() && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)));
             long slice = stallNanos > 0 && !stallTold ? stallNanos : SWITCH_AFTER_NANOS;
             if (!timed) {

@@ -720,7 +720,17 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                     flushed = f;
                     qp.postData(offset, n);
                 }
-                int flags = f == st ? myFlags | (myWriterStalled ? WRITER_STALLED : 0) : flagsSent;
+                // the stream flags only once every byte before them is posted; a writer's stall at once, data
+                // held back for slot credits or not (it says nothing of the data, and a peer that must move its
+                // own bytes to TCP waits for it: a writer of many small messages runs out of slot credits before
+                // its ring fills)
+                int stall = myWriterStalled ? WRITER_STALLED : 0;
+                // a change of the stall takes one of the receives the peer keeps for CTRLs: only while half of
+                // those are free, so that credits and the stream flags always find one (found in review)
+                if (stall != (flagsSent & WRITER_STALLED) && qp.posted() - peerReposted > QueuePair.SLOTS - CTRL_RESERVE / 2) {
+                    stall = flagsSent & WRITER_STALLED;
+                }
+                int flags = (f == st ? myFlags : flagsSent & ~WRITER_STALLED) | stall;
                 long c = localConsumed;
                 long r = qp.reposted();
                 if (flags != flagsSent || c - reported >= creditThreshold || r - reportedReposts >= SLOT_BATCH) {

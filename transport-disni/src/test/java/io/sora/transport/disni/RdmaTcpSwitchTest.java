@@ -80,6 +80,39 @@ class RdmaTcpSwitchTest {
         assertEquals(3, client.inputStream().read());
     }
 
+    /**
+     * The same with many small writes (16 bytes each): every write takes one of the peer's receives, so the
+     * writer runs out of slot credits (112) before its 4 KiB ring fills and its last bytes wait in its shadow ring; its
+     * stall must reach the peer all the same (a CTRL with the stall goes whatever data waits), or neither moves.
+     */
+    @Test
+    void smallWritesThatRunOutOfSlotCreditsStillMove() throws Exception {
+        open();
+        byte[] message = new byte[64 * 1024];
+        new Random(17).nextBytes(message);
+        RingConnection client = link.ca;
+        RingConnection server = link.cb;
+        CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
+            try {
+                InputStream in = server.inputStream();
+                OutputStream out = server.outputStream();
+                byte[] buf = new byte[16];
+                long n = 0;
+                for (int r; n < message.length && (r = in.read(buf)) > 0; n += r) out.write(buf, 0, r);
+                return n;
+            } catch (java.io.IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        byte[] back = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
+            for (int off = 0; off < message.length; off += 16) client.outputStream().write(message, off, 16);
+            return client.inputStream().readNBytes(message.length);
+        }, "small writes on both ends, more than a ring before reading: waited for each other");
+        assertArrayEquals(message, back, "the echo");
+        assertEquals(message.length, echo.get(30, TimeUnit.SECONDS));
+        assertEquals(0, link.va.rnrCount() + link.vb.rnrCount(), "a message arrived where no receive was posted");
+    }
+
     /** A writer whose peer stops reading, and writes nothing, stays on the ring (a slow consumer is no deadlock). */
     @Test
     void aWriterWhosePeerOnlyStopsReadingStaysOnTheRing() throws Exception {
