@@ -121,7 +121,7 @@ public final class RingOutputStream extends OutputStream {
      * A socket's stream: {@code tcpStream}, the socket's own TCP stream, takes this end's bytes if both
      * ends come to wait for room in full rings ({@link #SWITCH_AFTER_MILLIS}) and the peer's reader follows
      * ({@link RingMedium#offerTcpFollow}): from then on every write goes there. Ignored where the medium
-     * cannot carry the switch (RDMA) or the switch is off.
+     * cannot carry the switch ({@link RingMedium#carriesTcpSwitch}) or the switch is off.
      */
     public void tcpFallback(OutputStream tcpStream) {
         // weakly: the socket caches its stream, which holds the socket, and a fast connection must not keep
@@ -247,17 +247,17 @@ public final class RingOutputStream extends OutputStream {
                         waitBegan = System.nanoTime();
                     }
                     if (!slept && wait.idle()) continue;
-                    // before each sleep (bounded by the switch's wait: see sleep): the ring stayed full since
-                    // waitBegan (any read by the peer would have made room), and the peer waits to write too,
-                    // in its ring, or on TCP, where its wait cannot be seen (it moved)
-                    // (the time first: in the warm-up's profile as in the application's, nearly always false)
-                    // told only where it matters: the peer can move its bytes to this end only if it is a socket's
-                    // writer (then it follows too) and this end follows (a socket's: it has a TCP stream)
+                    // Before each sleep. A stall (RDMA: the peer learns of this wait only when told) is told only
+                    // where it matters: the peer can move its bytes to this end only if it is a socket's writer
+                    // (then it follows too) and this end follows (a socket's: it has a TCP stream).
                     if (stallNanos > 0 && slept && !stallTold && System.nanoTime() - waitBegan >= stallNanos
                             && tcp != null && medium.peerFollowsTcp()) {
                         stallTold = true;
                         medium.writerStalled(true);
                     }
+                    // The move: the ring stayed full since waitBegan (any read by the peer would have made room),
+                    // and the peer waits to write too, in its ring, or on TCP, where its wait cannot be seen (it
+                    // moved). The time first: in the warm-up's profile as in the application's, nearly always false.
                     if (slept && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
                             && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
                             && medium.switchToTcp(produced)) {
@@ -361,12 +361,12 @@ public final class RingOutputStream extends OutputStream {
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }
-            // Timed only while the peer's writer waits too (or moved): then one of the two may move, and must look
-            // again (a blocked writer woke every 10 ms for nothing before; found in review, 2026-11-29). Both set
-            // their waiting bit with a full fence before this, so of two writers starting to wait at once at least
-            // one sees the other. Not by whether this stream has a TCP stream: the warm-up's have none, and a
-            // branch its profile never saw was a trap (see RingInputStream.look)
-            // (a medium whose peer learns of this wait only when told, RDMA: slices until it was told)
+            // Timed only while the peer follows and its writer waits too (or moved): then one of the two may move,
+            // and must look again (a blocked writer woke every 10 ms for nothing before; found in review,
+            // 2026-11-29). Both set their waiting bit with a full fence before this, so of two writers starting
+            // to wait at once at least one sees the other. On a medium whose peer learns of this wait only when
+            // told (RDMA), also in slices until it was told. The first test is the medium's, not whether this
+            // stream has a TCP stream: the warm-up's have none, and a branch its profile never saw was a trap.
             boolean timed = switchable && ((stallNanos > 0 && !stallTold && tcp != null && medium.peerFollowsTcp())
                     || (medium.peerFollowsTcp() && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)));
             long slice = stallNanos > 0 && !stallTold ? stallNanos : SWITCH_AFTER_NANOS;
