@@ -173,6 +173,14 @@ public final class NativeSockets {
         }
     }
 
+    /**
+     * An IPv6 link-local address without its scope (a key's address as the wire carries it): {@link #tcpState}
+     * cannot find such a connection, which the kernel keys by its interface too, and finds only the listener.
+     */
+    public static boolean unscopedLinkLocal(java.net.InetAddress a) {
+        return a instanceof java.net.Inet6Address six && six.isLinkLocalAddress() && six.getScopeId() == 0;
+    }
+
     private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
 
     private static native int tcpPair0(byte[] address, int[] out);

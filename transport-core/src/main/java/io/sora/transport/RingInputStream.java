@@ -340,13 +340,17 @@ public final class RingInputStream extends InputStream {
 
     /** After the switch (the lock held): a read of the TCP stream; a socket's stream reads into arrays only. */
     private int fromTcp(byte[] b, ByteBuffer bb, int off, int len) throws IOException {
-        java.lang.ref.WeakReference<InputStream> ref = tcp;
-        if (b == null || ref == null) throw cannotFollow();
-        InputStream t = ref.get();
-        if (t == null) throw new SocketException("Socket closed"); // its socket was collected
-        int n = t.read(b, off, len);
+        if (b == null || tcp == null) throw cannotFollow();
+        int n = tcpStream().read(b, off, len);
         if (n > 0) releaseDelivered(delivered + n);
         return n;
+    }
+
+    /** The socket's TCP stream ({@link #tcpFallback} given); "Socket closed" once the socket was collected. */
+    private InputStream tcpStream() throws SocketException {
+        InputStream t = tcp.get();
+        if (t == null) throw new SocketException("Socket closed");
+        return t;
     }
 
     /** Never expected: this end did not offer to follow, yet the peer's bytes went to TCP. Loud, not an EOF. */
@@ -454,13 +458,8 @@ public final class RingInputStream extends InputStream {
     public int available() throws IOException {
         if (closed) throw new SocketException("Socket closed");
         if (inputShutdown) return 0;
-        java.lang.ref.WeakReference<InputStream> ref = tcp;
         // moved, or read up to the peer's switch: what TCP holds (before a read went there too)
-        if (ref != null && (onTcp || medium.peerSwitchedAt() == acquireConsumed())) {
-            InputStream t = ref.get();
-            if (t == null) throw new SocketException("Socket closed");
-            return t.available();
-        }
+        if (tcp != null && (onTcp || medium.peerSwitchedAt() == acquireConsumed())) return tcpStream().available();
         long avail = medium.producedByPeer() - acquireConsumed();
         return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
     }

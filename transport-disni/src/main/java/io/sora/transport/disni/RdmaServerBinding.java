@@ -158,7 +158,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             if (state <= 0) break; // cannot tell this way (not even the port's listener found): the scan
             // a link-local server address from the wire has no scope: the kernel keys such a connection by its
             // interface too and finds only the listener; the scan, which ignores scopes, tells (found in review)
-            if (state == io.sora.transport.NativeSockets.TCP_LISTEN && unscopedLinkLocal(key.server().getAddress())) break;
+            if (state == io.sora.transport.NativeSockets.TCP_LISTEN && io.sora.transport.NativeSockets.unscopedLinkLocal(key.server().getAddress())) break;
             if (state == io.sora.transport.NativeSockets.TCP_ESTABLISHED || state == io.sora.transport.NativeSockets.TCP_CLOSE_WAIT
                     || state == TCP_SYN_RECV || state == TCP_NEW_SYN_RECV) {
                 return null;
@@ -182,10 +182,6 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             return "no TCP connection " + key + " ends at this host (checked /proc/net/tcp and tcp6)";
         }
         return null;
-    }
-
-    static boolean unscopedLinkLocal(java.net.InetAddress a) {
-        return a instanceof java.net.Inet6Address six && six.isLinkLocalAddress() && six.getScopeId() == 0;
     }
 
     /** The kernel's states of a connection whose handshake's last packet is on its way (as the scan accepted 03). */

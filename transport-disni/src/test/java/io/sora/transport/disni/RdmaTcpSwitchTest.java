@@ -48,18 +48,18 @@ class RdmaTcpSwitchTest {
         link.cb.outputStream().tcpFallback(s.getOutputStream());
     }
 
-    @Test
-    void bothEndsWritingMoreThanTheirRingsBeforeReadingMoveAndEveryByteArrives() throws Exception {
-        open();
-        byte[] message = new byte[256 * 1024];
-        new Random(11).nextBytes(message);
+    /**
+     * The client writes {@code message} whole, in writes of {@code writes} bytes, before it reads the echo;
+     * the server echoes what each read of up to {@code reads} bytes returns. Returns once every byte came back.
+     */
+    private void echoWrittenWholeFirst(byte[] message, int writes, int reads) throws Exception {
         RingConnection client = link.ca;
         RingConnection server = link.cb;
         CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
             try {
                 InputStream in = server.inputStream();
                 OutputStream out = server.outputStream();
-                byte[] buf = new byte[1024];
+                byte[] buf = new byte[reads];
                 long n = 0;
                 for (int r; n < message.length && (r = in.read(buf)) > 0; n += r) out.write(buf, 0, r);
                 return n;
@@ -68,11 +68,21 @@ class RdmaTcpSwitchTest {
             }
         });
         byte[] back = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
-            client.outputStream().write(message);
+            for (int off = 0; off < message.length; off += writes) client.outputStream().write(message, off, Math.min(writes, message.length - off));
             return client.inputStream().readNBytes(message.length);
         }, "both ends writing more than a ring before reading waited for each other");
         assertArrayEquals(message, back, "the echo");
         assertEquals(message.length, echo.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void bothEndsWritingMoreThanTheirRingsBeforeReadingMoveAndEveryByteArrives() throws Exception {
+        open();
+        byte[] message = new byte[256 * 1024];
+        new Random(11).nextBytes(message);
+        echoWrittenWholeFirst(message, message.length, 1024);
+        RingConnection client = link.ca;
+        RingConnection server = link.cb;
         assertTrue(client.outputStream().onTcp() || server.outputStream().onTcp(), "no direction moved: the test proved nothing");
         client.outputStream().write(new byte[] {1, 2});
         assertArrayEquals(new byte[] {1, 2}, server.inputStream().readNBytes(2));
@@ -90,26 +100,7 @@ class RdmaTcpSwitchTest {
         open();
         byte[] message = new byte[64 * 1024];
         new Random(17).nextBytes(message);
-        RingConnection client = link.ca;
-        RingConnection server = link.cb;
-        CompletableFuture<Long> echo = CompletableFuture.supplyAsync(() -> {
-            try {
-                InputStream in = server.inputStream();
-                OutputStream out = server.outputStream();
-                byte[] buf = new byte[16];
-                long n = 0;
-                for (int r; n < message.length && (r = in.read(buf)) > 0; n += r) out.write(buf, 0, r);
-                return n;
-            } catch (java.io.IOException e) {
-                throw new RuntimeException(e);
-            }
-        });
-        byte[] back = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
-            for (int off = 0; off < message.length; off += 16) client.outputStream().write(message, off, 16);
-            return client.inputStream().readNBytes(message.length);
-        }, "small writes on both ends, more than a ring before reading: waited for each other");
-        assertArrayEquals(message, back, "the echo");
-        assertEquals(message.length, echo.get(30, TimeUnit.SECONDS));
+        echoWrittenWholeFirst(message, 16, 16);
         assertEquals(0, link.va.rnrCount() + link.vb.rnrCount(), "a message arrived where no receive was posted");
     }
 

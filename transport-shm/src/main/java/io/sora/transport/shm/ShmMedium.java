@@ -526,7 +526,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
             return false;
         }
         writerFutexSleeps++;
-        int w = words.getIntAcquire(myWriterWaiting);
+        int w = words.getIntAcquire(myWriterWaiting); // as the reader's
         if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myWriterWaiting, w, timeoutNanos);
         return true;
     }
@@ -585,15 +585,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     @Override
     public boolean awaitWriter() {
-        if (writerSleep != Segment.SLEEP_FUTEX) {
-            unmuteBell();
-            writerBellSleeps++;
-            return false;
-        }
-        writerFutexSleeps++;
-        int w = words.getIntAcquire(myWriterWaiting); // as the reader's
-        if ((w & Segment.SLEEP_FUTEX) != 0) Futex.await(buf, myWriterWaiting, w, 0);
-        return true;
+        return awaitWriter(0); // no bound
     }
 
     /**

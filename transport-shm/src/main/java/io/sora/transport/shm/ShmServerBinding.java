@@ -432,8 +432,7 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             }
             // a link-local server address with no scope (a key from the wire): the kernel keys such a connection
             // by its interface too and finds only the listener, so it cannot tell (found in review, 2026-11-29)
-            if (state == io.sora.transport.NativeSockets.TCP_LISTEN && key.server().getAddress() instanceof java.net.Inet6Address six
-                    && six.isLinkLocalAddress() && six.getScopeId() == 0) {
+            if (state == io.sora.transport.NativeSockets.TCP_LISTEN && io.sora.transport.NativeSockets.unscopedLinkLocal(key.server().getAddress())) {
                 return null;
             }
             if (System.nanoTime() - deadline >= 0 || i > 10_000) {
