@@ -725,9 +725,10 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
                 // own bytes to TCP waits for it: a writer of many small messages runs out of slot credits before
                 // its ring fills)
                 int stall = myWriterStalled ? WRITER_STALLED : 0;
-                // a change of the stall takes one of the receives the peer keeps for CTRLs: only while half of
-                // those are free, so that credits and the stream flags always find one (found in review)
-                if (stall != (flagsSent & WRITER_STALLED) && qp.posted() - peerReposted > QueuePair.SLOTS - CTRL_RESERVE / 2) {
+                // a stall takes one of the receives the peer keeps for CTRLs: told only while half of those are
+                // free, so that credits and the stream flags always find one (found in review); its end always
+                // goes (one per stall told): a stale stall at the peer would move the peer's bytes to TCP
+                if (stall != 0 && (flagsSent & WRITER_STALLED) == 0 && qp.posted() - peerReposted > QueuePair.SLOTS - CTRL_RESERVE / 2) {
                     stall = flagsSent & WRITER_STALLED;
                 }
                 int flags = (f == st ? myFlags : flagsSent & ~WRITER_STALLED) | stall;
