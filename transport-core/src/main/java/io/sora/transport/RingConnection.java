@@ -42,6 +42,7 @@ public class RingConnection implements FastConnection {
         this.in = new RingInputStream(medium, hooks, spinIterations);
         this.out = new RingOutputStream(medium, hooks, spinIterations);
         in.peerReadAll(out::peerReadAll);
+        out.ownReader(in::readProgress);
         medium.setWaker(new RingMedium.Waker() {
             @Override
             public void wakeReader() {

@@ -139,6 +139,15 @@ public final class RingInputStream extends InputStream {
         return medium.peerSwitchedAt() >= 0;
     }
 
+    /**
+     * What this end's reads have done, for its writer's move to TCP ({@link RingOutputStream#ownReader}):
+     * -1 while a read is under way (it holds the lock), else the bytes handed to the application so far.
+     * Two equal values a while apart: nothing on this side read meanwhile.
+     */
+    long readProgress() {
+        return lock.isLocked() ? -1 : acquireDelivered();
+    }
+
     /** Whether reads go to TCP (the peer's bytes moved there and every earlier one was read). */
     public boolean onTcp() {
         return onTcp;

@@ -129,6 +129,9 @@ public final class RingOutputStream extends OutputStream {
         if (switchable) tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
     }
 
+    /** This end's reads ({@link #ownReader}); null: none to see. */
+    private volatile java.util.function.LongSupplier ownReader;
+
     /** Whether this end's bytes go by TCP (see {@link #tcpFallback}). */
     public boolean onTcp() {
         return onTcp;
@@ -183,6 +186,8 @@ public final class RingOutputStream extends OutputStream {
             boolean waiting = false;
             boolean slept = false;
             long waitBegan = 0;
+            long readSeen = 0;      // this end's reads, as ownReader told them when last looked at
+            long readIdleSince = 0; // since when they stood still with no read under way
             while (len > 0) {
                 ensureWritable();
                 int peer = medium.peerFlags();
@@ -245,6 +250,8 @@ public final class RingOutputStream extends OutputStream {
                         waiting = true;
                         wait.begin(medium);
                         waitBegan = System.nanoTime();
+                        readSeen = readProgress();
+                        readIdleSince = waitBegan;
                     }
                     if (!slept && wait.idle()) continue;
                     // Before each sleep. A stall (RDMA: the peer learns of this wait only when told) is told only
@@ -256,9 +263,21 @@ public final class RingOutputStream extends OutputStream {
                         medium.writerStalled(true);
                     }
                     // The move: the ring stayed full since waitBegan (any read by the peer would have made room),
-                    // and the peer waits to write too, in its ring, or on TCP, where its wait cannot be seen (it
-                    // moved). The time first: in the warm-up's profile as in the application's, nearly always false.
-                    if (slept && System.nanoTime() - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
+                    // the peer waits to write too, in its ring, or on TCP, where its wait cannot be seen (it
+                    // moved), and nothing on this side read for as long: a reader here (its own thread) would
+                    // drain the peer's ring, so its writer's wait ends, and both rings are only slow, not stuck
+                    // (the RDMA VM's full-duplex stream, its readers descheduled for 10 ms, moved to TCP until
+                    // 2026-11-29). The time first: in the warm-up's profile as in the application's, nearly always false.
+                    long now = slept ? System.nanoTime() : 0;
+                    if (slept && now - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null) {
+                        long r = readProgress();
+                        if (r < 0 || r != readSeen) {
+                            readSeen = r;
+                            readIdleSince = now;
+                        }
+                    }
+                    if (slept && now - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
+                            && readSeen >= 0 && now - readIdleSince >= SWITCH_AFTER_NANOS
                             && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
                             && medium.switchToTcp(produced)) {
                         onTcp = true;
@@ -502,6 +521,20 @@ public final class RingOutputStream extends OutputStream {
     public boolean peerReadAll() {
         return medium.consumedByPeer() == acquireProduced();
     }
+
+    /**
+     * Tells this stream how to see this end's reads ({@link RingInputStream#readProgress}): a writer moves
+     * to TCP only while nothing here reads. Unset: as if nothing ever read (a stream made without its reader).
+     */
+    void ownReader(java.util.function.LongSupplier progress) {
+        this.ownReader = progress;
+    }
+
+    private long readProgress() {
+        java.util.function.LongSupplier p = ownReader;
+        return p == null ? 0 : p.getAsLong();
+    }
+
 
     /**
      * For a channel's gathering write, which is one write over TCP: the buffers after the first that the
