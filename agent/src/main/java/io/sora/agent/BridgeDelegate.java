@@ -299,6 +299,16 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void selectorWakingUp(Selector selector) {
+        selection.wakingUp(selector);
+    }
+
+    @Override
+    public void selectorWakeupTaken(Selector selector) {
+        selection.wakeupTaken(selector);
+    }
+
+    @Override
     public void selectorClosed(Selector selector) {
         selection.closed(selector);
     }

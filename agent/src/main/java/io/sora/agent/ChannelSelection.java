@@ -57,6 +57,8 @@ final class ChannelSelection {
         private MethodHandle epfd;
         private MethodHandle fdVal;
         private MethodHandle ctl;
+        /** {@code EPollSelectorImpl.doSelect(Consumer, long)} (Selector, Consumer, long → int): a pass again ({@link #retry}); null if absent. */
+        private MethodHandle doSelect;
 
         MethodHandle setEventOps() {
             return setEventOps;
@@ -108,6 +110,9 @@ final class ChannelSelection {
                 j.epfd = epfd;
                 j.fdVal = fdVal;
                 j.ctl = ctl;
+                j.doSelect = MethodHandles.privateLookupIn(epollSelector, MethodHandles.lookup())
+                        .findVirtual(epollSelector, "doSelect", MethodType.methodType(int.class, Consumer.class, long.class))
+                        .asType(MethodType.methodType(int.class, Selector.class, Consumer.class, long.class));
             } catch (ReflectiveOperationException e) {
                 // a JDK without them: selectors are woken by the doorbell thread only
             }
@@ -193,7 +198,28 @@ final class ChannelSelection {
         int skipped;
         /** When the first of them began ({@link System#nanoTime}; selecting thread only). */
         long firstSkipAt;
+        /**
+         * The {@code wakeup()} calls the JDK has not taken in yet ({@code clearInterrupt}): {@link #APP_WAKE}
+         * (the application's, an interrupt's, a close's), {@link #SORA_WAKE} (sora's own). Any thread.
+         */
+        final java.util.concurrent.atomic.AtomicInteger wakes = new java.util.concurrent.atomic.AtomicInteger();
+        /** What this pass took in: -1 none, else the {@link #wakes} bits then (selecting thread only). */
+        int taken = -1;
+        /** The application's select: its timeout (ms, -1 none, 0 now) and when it began (selecting thread only). */
+        long timeout;
+        long began;
+        /** A pass {@link #retry} makes is under way (selecting thread only). */
+        boolean retrying;
     }
+
+    /** {@link State#wakes}: a wake-up of the application's (or an interrupt's, or a close's). */
+    static final int APP_WAKE = 1;
+    /** {@link State#wakes}: sora's own wake-up ({@link #wakeInternally}). */
+    static final int SORA_WAKE = 2;
+    /** Set on a thread while it wakes a selector for sora ({@link #wakeInternally}). */
+    private static final ThreadLocal<Boolean> WAKING_FOR_SORA = new ThreadLocal<>();
+    /** At most this many passes again per select ({@link #retry}): then 0, as before. */
+    static final int MAX_RETRIES = 64;
 
     private static final Entry[] NO_ENTRIES = new Entry[0];
     /** The interest that arms a connection (a key for OP_CONNECT alone neither arms nor sleeps). */
@@ -394,7 +420,7 @@ final class ChannelSelection {
                     // left as it was: re-translated at the key's next interest change
                 }
             }
-            k.selector().wakeup();
+            wakeInternally(k.selector());
         }
     }
 
@@ -402,6 +428,11 @@ final class ChannelSelection {
     long selecting(Selector selector, long timeout) {
         State st = states.get(selector);
         if (st == null) return timeout;
+        st.taken = -1;
+        if (!st.retrying) {
+            st.timeout = timeout;
+            st.began = timeout > 0 ? System.nanoTime() : 0;
+        }
         takeAdded(st);
         // sleeping entries that must be looked at: their key's interest changed or it was cancelled, or
         // another thread woke their connection (the bells of this selector's own set are read after the
@@ -640,6 +671,89 @@ final class ChannelSelection {
      * looked at; each ready paired key is reported. Returns {@code n} plus those reported.
      */
     int selected(Selector selector, Consumer<SelectionKey> action, int n) {
+        n = selectedOnce(selector, action, n);
+        if (n != 0) return n;
+        State st = states.get(selector);
+        if (st == null || st.retrying || st.timeout == 0 || !nothingWoke(st, selector)) return n;
+        return retry(selector, action, st);
+    }
+
+    /**
+     * A select that ends with no key ready and no wake-up of the application's (nor an interrupt, nor the
+     * selector's close): woken only by sora, a bell that named no ready key (one rung for a key cancelled
+     * since, or for bytes read meanwhile by another thread) or sora's own {@code wakeup()}, which can land
+     * after the select it was for. The JDK's {@code select(timeout)} returns 0 only after a wake-up, an
+     * interrupt or the timeout, and programs rely on it (an idle check when a select returns 0): such a
+     * select returned 0 at once (found 2026-11-29; {@code aSelectWithATimeoutReturnsZeroOnlyOnceTheTimeoutPassed}).
+     */
+    private static boolean nothingWoke(State st, Selector selector) {
+        return (st.taken == -1 || st.taken == SORA_WAKE) && !Thread.currentThread().isInterrupted() && selector.isOpen();
+    }
+
+    /**
+     * The JDK's select again, for what is left of the timeout, until a key is ready, the application's
+     * wake-up (or an interrupt) comes, or the time is up: as the JDK itself polls again after {@code EINTR}.
+     * Each pass blocks in the kernel; at most {@value #MAX_RETRIES}.
+     */
+    private int retry(Selector selector, Consumer<SelectionKey> action, State st) {
+        Jdk j = jdk;
+        MethodHandle doSelect = j == null ? null : j.doSelect;
+        if (doSelect == null) return 0;
+        long limit = st.timeout < 0 ? -1 : Math.min(st.timeout, Integer.MAX_VALUE) * 1_000_000L;
+        for (int pass = 0; pass < MAX_RETRIES; pass++) {
+            long ms = -1;
+            if (limit >= 0) {
+                long left = limit - (System.nanoTime() - st.began);
+                if (left <= 0) return 0;
+                ms = (left + 999_999) / 1_000_000;
+            }
+            int n;
+            st.retrying = true;
+            try {
+                n = (int) doSelect.invokeExact(selector, action, ms);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw ChannelSelection.<RuntimeException>sneaky(t); // the JDK's own IOException, as its select throws it
+            } finally {
+                st.retrying = false;
+            }
+            if (n != 0 || !nothingWoke(st, selector)) return n;
+        }
+        return 0;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+
+    /** The JDK's {@code EPollSelectorImpl.wakeup()}, at its entry, on the waking thread. */
+    void wakingUp(Selector selector) {
+        State st = states.get(selector);
+        if (st != null) st.wakes.getAndUpdate(WAKE_BIT_OF_THIS_THREAD);
+    }
+
+    private static final java.util.function.IntUnaryOperator WAKE_BIT_OF_THIS_THREAD =
+            w -> w | (WAKING_FOR_SORA.get() != null ? SORA_WAKE : APP_WAKE);
+
+    /** The JDK's {@code clearInterrupt()}, at its entry, on the selecting thread: this pass took wake-ups in. */
+    void wakeupTaken(Selector selector) {
+        State st = states.get(selector);
+        if (st != null) st.taken = (st.taken < 0 ? 0 : st.taken) | st.wakes.getAndSet(0);
+    }
+
+    /** sora's own {@code selector.wakeup()}: a select it ends with nothing ready goes on ({@link #retry}). */
+    static void wakeInternally(Selector selector) {
+        WAKING_FOR_SORA.set(Boolean.TRUE);
+        try {
+            selector.wakeup();
+        } finally {
+            WAKING_FOR_SORA.remove();
+        }
+    }
+
+    private int selectedOnce(Selector selector, Consumer<SelectionKey> action, int n) {
         State st = states.get(selector);
         if (st == null || (st.awakeCount == 0 && st.asleep == 0)) return n;
         Jdk j;

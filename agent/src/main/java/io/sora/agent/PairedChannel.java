@@ -427,7 +427,7 @@ final class PairedChannel {
         ChannelSelection sel = selection;
         for (Selector s : armed) {
             if (sel != null) sel.woke(s, this); // a sleeping key of that selector is looked at again
-            s.wakeup();
+            ChannelSelection.wakeInternally(s);
         }
     }
 }

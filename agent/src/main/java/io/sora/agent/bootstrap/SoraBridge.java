@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 6;
+    public static final int ABI = 7;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -508,6 +508,30 @@ public final class SoraBridge {
         if (d != null && selectorsArmed) {
             try {
                 d.selectorKeyChanged(selector, key);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /** {@code selector.wakeup()} is called (its entry, on the waking thread). */
+    public static void selectorWakingUp(Selector selector) {
+        SoraDelegate d = delegate;
+        if (d != null && selectorsArmed) {
+            try {
+                d.selectorWakingUp(selector);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /** The selecting thread takes the selector's wake-ups in ({@code clearInterrupt}, at its entry). */
+    public static void selectorWakeupTaken(Selector selector) {
+        SoraDelegate d = delegate;
+        if (d != null && selectorsArmed) {
+            try {
+                d.selectorWakeupTaken(selector);
             } catch (Throwable t) {
                 failed(t);
             }

@@ -145,6 +145,14 @@ public interface SoraDelegate {
     default void selectorKeyChanged(Selector selector, SelectionKey key) {
     }
 
+    /** {@code selector.wakeup()} is called (any thread). */
+    default void selectorWakingUp(Selector selector) {
+    }
+
+    /** The selecting thread takes {@code selector}'s wake-ups in. */
+    default void selectorWakeupTaken(Selector selector) {
+    }
+
     /** {@code selector} closed: its keys are deregistered. */
     default void selectorClosed(Selector selector) {
     }

@@ -138,7 +138,12 @@ public final class ChannelPatch implements ClassFileTransformer {
                     new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null),
                     // a key's interest changed (SelectionKeyImpl.interestOps and its Or/And forms call it)
                     new Insertion("setEventOps(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorKeyChanged",
-                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
+                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V"),
+                    // whose wake-ups a select took in: a select that only sora woke, with nothing ready, goes on
+                    // for the rest of its timeout (ChannelSelection.retry)
+                    new Insertion("wakeup()Ljava/nio/channels/Selector;", Shape.ENTRY, "selectorWakingUp",
+                            "(Ljava/nio/channels/Selector;)V"),
+                    new Insertion("clearInterrupt()V", Shape.ENTRY, "selectorWakeupTaken", "(Ljava/nio/channels/Selector;)V")),
             // FileChannel.transferTo's direct path (sendfile on the target's fd): JDK 17 and 21 transferToDirectly,
             // JDK 25 transferToDirect; a paired target makes it return "not this case", so the JDK goes
             // on to its paths that call the target's (patched) write. transferFrom needs nothing: with a

@@ -786,6 +786,59 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * {@code select(timeout)} returns 0 only once the timeout passed (or after {@code wakeup()} or an
+     * interrupt), as the JDK promises and programs rely on (an idle check run when a select returns 0):
+     * the peers of idle keys, one of them cancelled, shut their output down or write while a select with a
+     * timeout blocks. On shm a bell with no key ready (the cancelled key's connection still ringing it)
+     * made that select return 0 at once (found 2026-11-29, a flake of the idle-keys test below).
+     */
+    @Test
+    void aSelectWithATimeoutReturnsZeroOnlyOnceTheTimeoutPassed() throws Exception {
+        int n = 12;
+        SocketChannel[] peers = new SocketChannel[n];
+        SocketChannel[] ends = new SocketChannel[n];
+        SelectionKey[] keys = new SelectionKey[n];
+        try (Selector selector = Selector.open()) {
+            for (int i = 0; i < n; i++) {
+                peers[i] = SocketChannel.open(server.getLocalAddress());
+                ends[i] = server.accept();
+                ends[i].configureBlocking(false);
+                keys[i] = ends[i].register(selector, SelectionKey.OP_READ, i);
+            }
+            // blocking selects with nothing ready: the idle keys are armed and fall asleep
+            for (int round = 0; round < 3; round++) assertEquals(0, selector.select(1));
+            keys[2].cancel();
+            keys[4].cancel();
+            assertEquals(0, selector.selectNow()); // the cancels are processed
+            long timeoutMillis = 600;
+            AtomicReference<Thread> selecting = new AtomicReference<>();
+            Future<long[]> timed = pool.submit(() -> {
+                selecting.set(Thread.currentThread());
+                long t0 = System.nanoTime();
+                int got = selector.select(timeoutMillis);
+                return new long[] {got, (System.nanoTime() - t0) / 1_000_000L};
+            });
+            io.sora.it.Blocked.awaitInNative(started(selecting), "sun.nio.ch.EPoll", "wait");
+            peers[2].shutdownOutput();  // the cancelled keys' peers: an end, bytes
+            writeFully(peers[4], ByteBuffer.wrap(bytes(3, 7)));
+            long[] r = timed.get(10, TimeUnit.SECONDS);
+            assertEquals(0, r[0], "no key of this selector was ready");
+            assertTrue(r[1] >= timeoutMillis - 20, "select(" + timeoutMillis + ") returned 0 after " + r[1] + " ms");
+            assertEquals(java.util.Set.of(), selector.selectedKeys());
+            // the others still reported
+            writeFully(peers[6], ByteBuffer.wrap(bytes(4, 8)));
+            assertEquals(1, selector.select(10_000));
+            assertEquals(java.util.Set.of(keys[6]), selector.selectedKeys());
+            assertArrayEquals(bytes(4, 8), readAvailable(ends[6], 4));
+        } finally {
+            for (int i = 0; i < n; i++) {
+                if (peers[i] != null) peers[i].close();
+                if (ends[i] != null) ends[i].close();
+            }
+        }
+    }
+
+    /**
      * A selector with many idle keys beside a busy one (docs/nio.md, "Idle keys sleep"): on shm an idle
      * key, once armed, is looked at again only when something names it. Every way of being named must
      * reach the select, as over TCP: the peer's bytes, the peer's close, an interest changed while the key
