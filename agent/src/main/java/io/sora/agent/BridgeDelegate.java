@@ -304,6 +304,11 @@ final class BridgeDelegate implements SoraDelegate {
     }
 
     @Override
+    public void selectorKeyReported(Selector selector) {
+        selection.keyReported(selector);
+    }
+
+    @Override
     public void selectorWakeupTaken(Selector selector) {
         selection.wakeupTaken(selector);
     }

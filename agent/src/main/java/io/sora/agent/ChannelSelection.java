@@ -205,6 +205,8 @@ final class ChannelSelection {
         final java.util.concurrent.atomic.AtomicInteger wakes = new java.util.concurrent.atomic.AtomicInteger();
         /** What this pass took in: -1 none, else the {@link #wakes} bits then (selecting thread only). */
         int taken = -1;
+        /** Keys this pass reported ready to the JDK, TCP or paired, counted or not (selecting thread only). */
+        int reported;
         /** The application's select: its timeout (ms, -1 none, 0 now) and when it began (selecting thread only). */
         long timeout;
         long began;
@@ -429,6 +431,7 @@ final class ChannelSelection {
         State st = states.get(selector);
         if (st == null) return timeout;
         st.taken = -1;
+        st.reported = 0;
         if (!st.retrying) {
             st.timeout = timeout;
             st.began = timeout > 0 ? System.nanoTime() : 0;
@@ -685,9 +688,13 @@ final class ChannelSelection {
      * after the select it was for. The JDK's {@code select(timeout)} returns 0 only after a wake-up, an
      * interrupt or the timeout, and programs rely on it (an idle check when a select returns 0): such a
      * select returned 0 at once (found 2026-11-29; {@code aSelectWithATimeoutReturnsZeroOnlyOnceTheTimeoutPassed}).
+     * A select in which a key was reported ready to the JDK returns as the JDK's does, even when that updated
+     * nothing (a key left in the selected set with the same ready operations): the kernel reports such a TCP
+     * key at once again, and going on would only repeat that (a review found it).
      */
     private static boolean nothingWoke(State st, Selector selector) {
-        return (st.taken == -1 || st.taken == SORA_WAKE) && !Thread.currentThread().isInterrupted() && selector.isOpen();
+        return (st.taken == -1 || st.taken == SORA_WAKE) && st.reported == 0 && !Thread.currentThread().isInterrupted()
+                && selector.isOpen();
     }
 
     /**
@@ -737,7 +744,17 @@ final class ChannelSelection {
     private static final java.util.function.IntUnaryOperator WAKE_BIT_OF_THIS_THREAD =
             w -> w | (WAKING_FOR_SORA.get() != null ? SORA_WAKE : APP_WAKE);
 
-    /** The JDK's {@code clearInterrupt()}, at its entry, on the selecting thread: this pass took wake-ups in. */
+    /** The JDK's {@code processReadyEvents}, at its entry, on the selecting thread: a key is reported ready. */
+    void keyReported(Selector selector) {
+        State st = states.get(selector);
+        if (st != null) st.reported++;
+    }
+
+    /**
+     * The JDK's {@code clearInterrupt()}, at its exit (its flag reset under its lock), on the selecting thread:
+     * this pass took wake-ups in. Each {@code wakeup()} marks itself before it takes that lock, so one that
+     * found the flag still set (and wrote nothing) is seen here; one that comes later writes its wake-up.
+     */
     void wakeupTaken(Selector selector) {
         State st = states.get(selector);
         if (st != null) st.taken = (st.taken < 0 ? 0 : st.taken) | st.wakes.getAndSet(0);

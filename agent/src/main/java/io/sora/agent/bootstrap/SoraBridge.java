@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 7;
+    public static final int ABI = 8;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -526,7 +526,19 @@ public final class SoraBridge {
         }
     }
 
-    /** The selecting thread takes the selector's wake-ups in ({@code clearInterrupt}, at its entry). */
+    /** A key of {@code selector} is reported ready to the JDK ({@code processReadyEvents}, at its entry). */
+    public static void selectorKeyReported(Selector selector) {
+        SoraDelegate d = delegate;
+        if (d != null && selectorsArmed) {
+            try {
+                d.selectorKeyReported(selector);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /** The selecting thread took the selector's wake-ups in ({@code clearInterrupt}, at its exit). */
     public static void selectorWakeupTaken(Selector selector) {
         SoraDelegate d = delegate;
         if (d != null && selectorsArmed) {

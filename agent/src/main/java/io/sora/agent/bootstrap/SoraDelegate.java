@@ -149,7 +149,11 @@ public interface SoraDelegate {
     default void selectorWakingUp(Selector selector) {
     }
 
-    /** The selecting thread takes {@code selector}'s wake-ups in. */
+    /** A key of {@code selector} is reported ready to the JDK (selecting thread). */
+    default void selectorKeyReported(Selector selector) {
+    }
+
+    /** The selecting thread took {@code selector}'s wake-ups in. */
     default void selectorWakeupTaken(Selector selector) {
     }
 

@@ -133,7 +133,11 @@ public final class ChannelPatch implements ClassFileTransformer {
                     // a key cancelled (by the application, or as its channel closes): a sleeping paired key is
                     // looked at again (ChannelSelection), and leaves
                     new Insertion("cancel(Lsun/nio/ch/SelectionKeyImpl;)V", Shape.ENTRY, "selectorKeyChanged",
-                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V")),
+                            "(Ljava/nio/channels/Selector;Ljava/nio/channels/SelectionKey;)V"),
+                    // a key reported ready to the JDK in this select (counted in the selected set or not): such a
+                    // select returns, as the JDK's does, even with 0 keys updated (ChannelSelection.retry)
+                    new Insertion("processReadyEvents(ILsun/nio/ch/SelectionKeyImpl;Ljava/util/function/Consumer;)I", Shape.ENTRY,
+                            "selectorKeyReported", "(Ljava/nio/channels/Selector;)V")),
             EPOLL, List.of(
                     new Insertion("doSelect(Ljava/util/function/Consumer;J)I", Shape.SELECT, null, null),
                     // a key's interest changed (SelectionKeyImpl.interestOps and its Or/And forms call it)
@@ -143,7 +147,10 @@ public final class ChannelPatch implements ClassFileTransformer {
                     // for the rest of its timeout (ChannelSelection.retry)
                     new Insertion("wakeup()Ljava/nio/channels/Selector;", Shape.ENTRY, "selectorWakingUp",
                             "(Ljava/nio/channels/Selector;)V"),
-                    new Insertion("clearInterrupt()V", Shape.ENTRY, "selectorWakeupTaken", "(Ljava/nio/channels/Selector;)V")),
+                    // at the exit, after the JDK reset its flag under its lock: a wakeup() whose JDK part found the
+                    // flag still set (and so wrote nothing) has marked itself by then (its entry, above, comes
+                    // before its lock); at the entry such a wake-up could be taken for sora's and lost (review)
+                    new Insertion("clearInterrupt()V", Shape.EXIT, "selectorWakeupTaken", "(Ljava/nio/channels/Selector;)V")),
             // FileChannel.transferTo's direct path (sendfile on the target's fd): JDK 17 and 21 transferToDirectly,
             // JDK 25 transferToDirect; a paired target makes it return "not this case", so the JDK goes
             // on to its paths that call the target's (patched) write. transferFrom needs nothing: with a
