@@ -54,8 +54,10 @@ public final class Blocked {
         for (StackTraceElement e : stack) {
             inMethod |= e.getMethodName().equals(method);
         }
+        // a native top frame is a kernel wait (TCP's read), unless it is Thread.yield: a fast-path wait's spin
+        // phase yields there, still to read the timeout it then sleeps with
         boolean blocked = s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING || s == Thread.State.BLOCKED
-                || s == Thread.State.RUNNABLE && stack[0].isNativeMethod();
+                || s == Thread.State.RUNNABLE && stack[0].isNativeMethod() && !stack[0].getMethodName().startsWith("yield");
         return inMethod && blocked;
     }
 }

@@ -156,12 +156,57 @@ public final class RingInputStream extends InputStream {
     @Override
     public int read() throws IOException {
         // The lock is reentrant: holding it across the inner read keeps the shared one-byte array ours.
-        lock.lock();
+        long deadline = lockRead(WAIT_SO_TIMEOUT);
         try {
-            int n = read(single, 0, 1);
+            lock.lock(); // released by readHeld
+            int n = readHeld(single, null, 0, 1, WAIT_SO_TIMEOUT, deadline);
             return n < 0 ? -1 : single[0] & 0xff;
         } finally {
             unlock();
+        }
+    }
+
+    /**
+     * Whether this JDK's socket reads count the wait for the read lock in {@code SO_TIMEOUT}: JDK 25's
+     * {@code NioSocketImpl.read} takes it with {@code tryLock} (a read with a timeout behind another
+     * thread's read times out), JDK 17's waits for it without bound (17.0.15 has the same {@code tryLock}
+     * method, for its accept only). Read from the JDK's own class file, once, by the first read that
+     * finds the lock taken and has a timeout: whether {@code read([BII)I} calls {@code tryLock}.
+     */
+    static boolean lockWaitInTimeout() {
+        int v = lockWaitInTimeout;
+        if (v < 0) lockWaitInTimeout = v = JdkSocketReads.readCallsTryLock() ? 1 : 0;
+        return v == 1;
+    }
+
+    private static volatile int lockWaitInTimeout = -1;
+
+    /**
+     * Takes the read lock; returns 0, or the read's deadline when it waited for the lock with the socket's
+     * {@code SO_TIMEOUT} counting ({@link #lockWaitInTimeout}): then "Read timed out" if it passed first.
+     */
+    private long lockRead(long waitNanos) throws IOException {
+        if (lock.tryLock()) return 0;
+        int ms = waitNanos == WAIT_SO_TIMEOUT ? hooks.soTimeoutMillis() : 0;
+        if (ms > 0 && !lockWaitInTimeout()) ms = 0;
+        if (ms <= 0) {
+            lock.lock();
+            return 0;
+        }
+        long deadline = deadline(ms);
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) throw new SocketTimeoutException("Read timed out");
+                try {
+                    if (lock.tryLock(left, java.util.concurrent.TimeUnit.NANOSECONDS)) return deadline;
+                } catch (InterruptedException e) {
+                    interrupted = true; // as the JDK's: kept for later, the wait goes on
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
     }
 
@@ -299,11 +344,18 @@ public final class RingInputStream extends InputStream {
      */
     private int read(byte[] b, ByteBuffer bb, int off, int len, long waitNanos) throws IOException {
         if (len == 0) return 0;
-        lock.lock();
+        long deadline = lockRead(waitNanos);
+        return readHeld(b, bb, off, len, waitNanos, deadline);
+    }
+
+    /**
+     * As {@link #read(byte[], ByteBuffer, int, int, long)}, the lock taken (and released here);
+     * {@code deadline}: 0 until computed as the read is about to block, Long.MAX_VALUE for no timeout.
+     */
+    private int readHeld(byte[] b, ByteBuffer bb, int off, int len, long waitNanos, long deadline) throws IOException {
         boolean interrupted = false;
         boolean closeByInterrupt = false;
         try {
-            long deadline = 0;      // 0: not yet computed; Long.MAX_VALUE: no timeout
             boolean waiting = false;
             boolean slept = false;
             for (;;) {

@@ -3,6 +3,7 @@ package io.sora.it.semantics;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -311,6 +312,55 @@ public abstract class AbstractSocketSemanticsTest {
         readFully(in, buf);
         assertArrayEquals(bytes(300, 2), buf);
         assertEquals(0, in.available());
+    }
+
+    /**
+     * A read with {@code SO_TIMEOUT} behind another thread's read without one: where the JDK counts the wait
+     * for the read lock in the timeout (JDK 25's {@code NioSocketImpl} takes it with {@code tryLock}) it
+     * times out while the first read goes on; where it does not (JDK 17) it waits for the lock and then
+     * reads. The TCP run of this suite checks the expectation against the JDK itself. On shm the second
+     * read waited for the lock on JDK 25 too until 2026-11-29.
+     */
+    @Test
+    void aReadWithATimeoutBehindAnotherThreadsReadWaitsForItAsTheJdksDoes() throws Exception {
+        int feature = Runtime.version().feature();
+        org.junit.jupiter.api.Assumptions.assumeTrue(feature == 17 || feature >= 25, "known for JDK 17 and 25 only");
+        boolean counts = feature >= 25;
+        InputStream in = accepted.getInputStream();
+        java.util.concurrent.CompletableFuture<Integer> first = new java.util.concurrent.CompletableFuture<>();
+        Thread a = reading(in, first, "first-reader");
+        io.sora.it.Blocked.awaitBlockedIn(a, "read");
+        accepted.setSoTimeout(300);
+        java.util.concurrent.CompletableFuture<Integer> second = new java.util.concurrent.CompletableFuture<>();
+        Thread b = reading(in, second, "second-reader");
+        if (counts) {
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> second.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof SocketTimeoutException, "the second read: " + e.getCause());
+            assertFalse(first.isDone(), "the first read (no timeout) ended: " + first);
+            client.getOutputStream().write(new byte[] {7, 8});
+            assertEquals(7, first.get(10, TimeUnit.SECONDS));
+            accepted.setSoTimeout(0);
+            assertEquals(8, in.read());
+        } else {
+            io.sora.it.Blocked.awaitBlockedIn(b, "read");
+            client.getOutputStream().write(new byte[] {7, 8});
+            assertEquals(7, first.get(10, TimeUnit.SECONDS));
+            assertEquals(8, second.get(10, TimeUnit.SECONDS), "the second read, once the first left");
+        }
+    }
+
+    private static Thread reading(InputStream in, java.util.concurrent.CompletableFuture<Integer> result, String name) {
+        Thread t = new Thread(() -> {
+            try {
+                result.complete(in.read());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
     }
 
     @Test
