@@ -17,7 +17,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ul>
  *   <li>{@code read} blocks until at least one byte is there, then returns what is there (up to
  *       {@code len}); a zero-length read returns 0 at once.</li>
- *   <li>{@code SO_TIMEOUT} ({@link SocketHooks#soTimeoutMillis()}, read when about to block) ends a
+ *   <li>{@code SO_TIMEOUT} ({@link SocketHooks#soTimeoutMillis()}, read as the read begins, as the JDK's) ends a
  *       wait with {@link SocketTimeoutException}; no byte is lost and the stream stays usable.</li>
  *   <li>After the peer shut down its output, closed, or died, the bytes already in the ring are
  *       returned, then -1 forever.</li>
@@ -34,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class RingInputStream extends InputStream {
     /** {@code waitNanos}: do not wait; return 0 when nothing is there (a non-blocking channel). */
     public static final long NO_WAIT = -1;
-    /** {@code waitNanos} of the stream's own reads: the socket's SO_TIMEOUT, read when about to block. */
+    /** {@code waitNanos} of the stream's own reads: the socket's SO_TIMEOUT, read as the read begins. */
     private static final long WAIT_SO_TIMEOUT = -2;
     private static final int EOF_FLAGS = RingMedium.OUTPUT_SHUTDOWN | RingMedium.CLOSED | RingMedium.DEAD;
     private static final VarHandle CONSUMED;
@@ -355,7 +355,10 @@ public final class RingInputStream extends InputStream {
     private int readHeld(byte[] b, ByteBuffer bb, int off, int len, long waitNanos, long deadline) throws IOException {
         boolean interrupted = false;
         boolean closeByInterrupt = false;
+        // the socket's timeout as the read begins, as the JDK's read takes it: one set meanwhile by another
+        // thread is the next read's (taken when about to block until 2026-11-29, it could end this one)
         try {
+            int soTimeout = waitNanos == WAIT_SO_TIMEOUT && deadline == 0 ? hooks.soTimeoutMillis() : 0;
             boolean waiting = false;
             boolean slept = false;
             for (;;) {
@@ -382,7 +385,7 @@ public final class RingInputStream extends InputStream {
                 if (!slept && wait.idle()) continue;
                 slept = true;
                 if (deadline == 0) {
-                    deadline = waitNanos == WAIT_SO_TIMEOUT ? deadline(hooks.soTimeoutMillis()) : deadlineNanos(waitNanos);
+                    deadline = waitNanos == WAIT_SO_TIMEOUT ? deadline(soTimeout) : deadlineNanos(waitNanos);
                 }
                 interrupted |= sleep(deadline);
                 if (interrupted && VirtualThreads.isVirtual(Thread.currentThread())) {

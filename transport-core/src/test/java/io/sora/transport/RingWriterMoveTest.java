@@ -19,6 +19,16 @@ import org.junit.jupiter.api.Test;
  * 10 ms, moved to TCP for good before (a clean clone's RdmaPeerKillTest, 2026-11-29).
  */
 class RingWriterMoveTest {
+    /**
+     * A thread per task, daemons: a task of the common pool that blocks (a read waiting on a failed test's
+     * ring) starved every later test of that JVM where the pool has one thread (JDK 25 on 2 CPUs).
+     */
+    private static final java.util.concurrent.Executor OWN_THREADS = r -> {
+        Thread t = new Thread(r, "ring-test-task");
+        t.setDaemon(true);
+        t.start();
+    };
+
     /** 16-byte rings: this end's send ring never drained, its receive ring empty until {@link #deliver}. */
     static final class StuckPeer implements RingMedium {
         volatile long produced;
@@ -75,7 +85,7 @@ class RingWriterMoveTest {
             } catch (java.io.IOException e) {
                 throw new RuntimeException(e);
             }
-        });
+        }, OWN_THREADS);
         awaitReading(c);
         byte[] data = new byte[40];
         for (int i = 0; i < data.length; i++) data[i] = (byte) i;
@@ -85,7 +95,7 @@ class RingWriterMoveTest {
             } catch (java.io.IOException e) {
                 throw new RuntimeException(e);
             }
-        });
+        }, OWN_THREADS);
         // five looks, each a slice (the switch time) after the last: four slices past the switch time, the read
         // still under way, and no move
         for (int i = 0; i < 60_000 && m.timedWaits.get() < 5 && !write.isDone(); i++) Thread.sleep(1);

@@ -1,0 +1,88 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A socket stream's read takes {@code SO_TIMEOUT} as it begins, as the JDK's does: a timeout set by another
+ * thread while the read is under way is the next read's, and does not end this one.
+ */
+class RingReadTimeoutTest {
+    /**
+     * A thread per task, daemons: a task of the common pool that blocks (a read waiting on a failed test's
+     * ring) starved every later test of that JVM where the pool has one thread (JDK 25 on 2 CPUs).
+     */
+    private static final java.util.concurrent.Executor OWN_THREADS = r -> {
+        Thread t = new Thread(r, "ring-test-task");
+        t.setDaemon(true);
+        t.start();
+    };
+
+    /** A 16-byte ring the peer fills when told; its first look at the peer's cursor sets the socket's timeout. */
+    static final class Peer implements RingMedium {
+        final TestHooks hooks;
+        volatile long produced;
+        volatile Waker waker;
+        volatile boolean looked;
+
+        Peer(TestHooks hooks) {
+            this.hooks = hooks;
+        }
+
+        @Override public void setWaker(Waker w) { waker = w; }
+        @Override public int receiveCapacity() { return 16; }
+        @Override public void readRing(int o, byte[] d, int off, int len) { java.util.Arrays.fill(d, off, off + len, (byte) 'p'); }
+        @Override public void publishConsumed(long c) { }
+        @Override public int sendCapacity() { return 16; }
+        @Override public long consumedByPeer() { return 0; }
+        @Override public void writeRing(int o, byte[] s, int off, int len) { }
+        @Override public void publishProduced(long p) { }
+        @Override public int peerFlags() { return 0; }
+        @Override public void publishFlags(int f) { }
+        @Override public void announceReaderWaiting(boolean w) { }
+        @Override public void announceWriterWaiting(boolean w) { }
+        @Override public void close() { }
+
+        @Override
+        public long producedByPeer() {
+            if (!looked) {
+                looked = true;
+                hooks.soTimeout = 50; // another thread's setSoTimeout, right after the read began
+            }
+            return produced;
+        }
+
+        void deliver(int n) {
+            produced += n;
+            waker.wakeReader();
+        }
+    }
+
+    @Test
+    void aTimeoutSetWhileAReadIsUnderWayDoesNotEndThatRead() throws Exception {
+        TestHooks hooks = new TestHooks();
+        Peer m = new Peer(hooks);
+        RingConnection c = new RingConnection(RingConnection.nextId(), "test", m, hooks, 0);
+        CompletableFuture<byte[]> read = CompletableFuture.supplyAsync(() -> {
+            try {
+                byte[] b = new byte[4];
+                int n = c.inputStream().read(b);
+                return java.util.Arrays.copyOf(b, n);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }, OWN_THREADS);
+        // four times the timeout set meanwhile: a read that took it would have thrown by then
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+        while (System.nanoTime() - until < 0 && !read.isDone()) Thread.onSpinWait();
+        assertFalse(read.isDone(), "the read ended: " + read);
+        assertEquals(50, hooks.soTimeout, "the timeout was set while the read waited");
+        m.deliver(3);
+        assertArrayEquals(new byte[] {'p', 'p', 'p'}, read.get(10, TimeUnit.SECONDS));
+    }
+}
