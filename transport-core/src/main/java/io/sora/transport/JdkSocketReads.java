@@ -24,9 +24,11 @@ final class JdkSocketReads {
     }
 
     /**
-     * Whether method {@code name}{@code desc} of the class file in {@code in} has an {@code invokestatic} of a
-     * method named {@code callee} (a byte 0xb8 followed by the index of such a method reference: an operand
-     * that happened to read so would be a false yes, which the indexes of this class make very unlikely).
+     * Whether method {@code name}{@code desc} of the class file in {@code in} invokes (static, virtual or
+     * interface) a method named {@code callee} that takes a timeout ({@code long} then {@code TimeUnit}: JDK
+     * 25's helper and {@code ReentrantLock.tryLock(long, TimeUnit)} alike): an invoke opcode followed by the
+     * index of such a method reference (an operand that happened to read so would be a false yes, which the
+     * indexes of this class make very unlikely).
      */
     static boolean calls(DataInputStream in, String name, String desc, String callee) throws IOException {
         if (in.readInt() != 0xCAFEBABE) return false;
@@ -36,6 +38,7 @@ final class JdkSocketReads {
         String[] utf8 = new String[count];
         int[] refNameAndType = new int[count]; // Methodref / InterfaceMethodref: its NameAndType
         int[] nameOf = new int[count];         // NameAndType: its name
+        int[] descOf = new int[count];         // NameAndType: its descriptor
         for (int i = 1; i < count; i++) {
             int tag = in.readUnsignedByte();
             switch (tag) {
@@ -53,7 +56,7 @@ final class JdkSocketReads {
                 }
                 case 12 -> {
                     nameOf[i] = in.readUnsignedShort();
-                    in.readUnsignedShort();
+                    descOf[i] = in.readUnsignedShort();
                 }
                 case 15 -> {
                     in.readUnsignedByte();
@@ -85,11 +88,13 @@ final class JdkSocketReads {
                 // max_stack, max_locals, code_length, then the bytecode
                 int codeLength = ((code[4] & 0xff) << 24) | ((code[5] & 0xff) << 16) | ((code[6] & 0xff) << 8) | (code[7] & 0xff);
                 for (int i = 8; i + 2 < 8 + codeLength && i + 2 < code.length; i++) {
-                    if ((code[i] & 0xff) != 0xb8) continue;
+                    int op = code[i] & 0xff;
+                    if (op != 0xb8 && op != 0xb6 && op != 0xb9) continue; // invokestatic, invokevirtual, invokeinterface
                     int index = ((code[i + 1] & 0xff) << 8) | (code[i + 2] & 0xff);
-                    if (index > 0 && index < count && refNameAndType[index] != 0 && callee.equals(utf8[nameOf[refNameAndType[index]]])) {
-                        return true;
-                    }
+                    if (index <= 0 || index >= count || refNameAndType[index] == 0) continue;
+                    int nt = refNameAndType[index];
+                    String d = utf8[descOf[nt]];
+                    if (callee.equals(utf8[nameOf[nt]]) && d != null && d.contains("JLjava/util/concurrent/TimeUnit;")) return true;
                 }
                 return false;
             }

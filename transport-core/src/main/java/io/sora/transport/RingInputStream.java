@@ -187,13 +187,20 @@ public final class RingInputStream extends InputStream {
      */
     private long lockRead(long waitNanos) throws IOException {
         if (lock.tryLock()) return 0;
-        int ms = waitNanos == WAIT_SO_TIMEOUT ? hooks.soTimeoutMillis() : 0;
-        if (ms > 0 && !lockWaitInTimeout()) ms = 0;
-        if (ms <= 0) {
-            lock.lock();
+        if (waitNanos != WAIT_SO_TIMEOUT) {
+            lock.lock(); // a channel's read waits for the lock as the JDK's blockingRead does
             return 0;
         }
-        long deadline = deadline(ms);
+        int ms = hooks.soTimeoutMillis();
+        long deadline = deadline(ms); // before the class file is read (once), which must not eat the timeout
+        if (!lockWaitInTimeout()) {
+            lock.lock(); // JDK 17: the timeout read under the lock (readHeld)
+            return 0;
+        }
+        if (ms <= 0) {
+            lock.lock(); // JDK 25: the timeout as the read began (none), whatever is set meanwhile
+            return Long.MAX_VALUE;
+        }
         boolean interrupted = false;
         try {
             for (;;) {

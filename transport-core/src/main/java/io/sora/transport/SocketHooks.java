@@ -4,7 +4,8 @@ import java.io.IOException;
 
 /**
  * What a fast connection needs from the application's {@code java.net.Socket}: its current
- * {@code SO_TIMEOUT} (read at each blocking wait, so {@code setSoTimeout} takes effect at once) and a
+ * {@code SO_TIMEOUT} (read as each read begins, as the JDK's reads take it: a {@code setSoTimeout} is the
+ * next read's) and a
  * way to close it (closing either stream of a socket closes the socket, as on TCP).
  */
 public interface SocketHooks {

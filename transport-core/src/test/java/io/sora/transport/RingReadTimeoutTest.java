@@ -77,9 +77,12 @@ class RingReadTimeoutTest {
                 throw new java.io.UncheckedIOException(e);
             }
         }, OWN_THREADS);
+        // the read looked at the ring (the timeout was set then), bounded
+        for (int i = 0; i < 10_000 && !m.looked; i++) Thread.sleep(1);
+        assertEquals(true, m.looked, "the read never looked at the ring");
         // four times the timeout set meanwhile: a read that took it would have thrown by then
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
-        while (System.nanoTime() - until < 0 && !read.isDone()) Thread.onSpinWait();
+        while (System.nanoTime() - until < 0 && !read.isDone()) Thread.sleep(5);
         assertFalse(read.isDone(), "the read ended: " + read);
         assertEquals(50, hooks.soTimeout, "the timeout was set while the read waited");
         m.deliver(3);
