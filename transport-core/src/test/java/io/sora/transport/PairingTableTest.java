@@ -211,7 +211,7 @@ class PairingTableTest {
     @Test
     void withoutAnnouncementsAcceptWaitsForTheRequest() throws Exception {
         FakeMedium m = medium(ALLOW, false);
-        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()), TestThreads.OWN);
         await("accept waits for the request", () -> m.table.waitingAccepts() == 1);
         Link link = new Link();
         m.table.request(link, KEY, null);
@@ -228,7 +228,7 @@ class PairingTableTest {
         Object channel = new Object();
         m.table.announced(channel);
         ConnectionKey next = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40002), KEY.server());
-        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(next, WAIT, new TestHooks()));
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(next, WAIT, new TestHooks()), TestThreads.OWN);
         await("accept waits for the announced client", () -> m.table.waitingAccepts() == 1);
         Link link = new Link();
         m.table.request(link, next, channel);
@@ -251,7 +251,7 @@ class PairingTableTest {
         now.addAndGet(PairingTable.ANNOUNCE_TTL_NANOS);
         // a pairing wait far longer than the hang guard below: an accept that waits for that client fails it
         CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
-                () -> m.table.awaitPairing(KEY, Duration.ofSeconds(120), new TestHooks()));
+                () -> m.table.awaitPairing(KEY, Duration.ofSeconds(120), new TestHooks()), TestThreads.OWN);
         assertEquals("client announced no pairing (no sora, or no fake rule for this server)",
                 fallback(accept.get(20, TimeUnit.SECONDS)));
         assertEquals(0, m.table.waitingAccepts());
@@ -260,7 +260,7 @@ class PairingTableTest {
     @Test
     void thePolicysRefusalMarksTheKeyAndWakesAWaitingAccept() throws Exception {
         FakeMedium m = medium(key -> new AcceptPolicy.Refuse("not in the list"), false);
-        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(() -> m.table.awaitPairing(KEY, WAIT, new TestHooks()), TestThreads.OWN);
         await("accept waits for the request", () -> m.table.waitingAccepts() == 1);
         Link link = new Link();
         m.table.request(link, KEY, null);
@@ -291,7 +291,7 @@ class PairingTableTest {
         };
         m.catchUp = readAnnouncement;
         CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
-                () -> m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+                () -> m.table.awaitPairing(KEY, WAIT, new TestHooks()), TestThreads.OWN);
         await("the accept read the announcement or decided", () -> read.get() || accept.isDone());
         readAnnouncement.run(); // the listener's thread, if the accept did not catch up
         Link link = new Link();
