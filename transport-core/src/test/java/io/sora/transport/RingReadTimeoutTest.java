@@ -13,40 +13,14 @@ import org.junit.jupiter.api.Test;
  * thread while the read is under way is the next read's, and does not end this one.
  */
 class RingReadTimeoutTest {
-    /**
-     * A thread per task, daemons: a task of the common pool that blocks (a read waiting on a failed test's
-     * ring) starved every later test of that JVM where the pool has one thread (JDK 25 on 2 CPUs).
-     */
-    private static final java.util.concurrent.Executor OWN_THREADS = r -> {
-        Thread t = new Thread(r, "ring-test-task");
-        t.setDaemon(true);
-        t.start();
-    };
-
     /** A 16-byte ring the peer fills when told; its first look at the peer's cursor sets the socket's timeout. */
-    static final class Peer implements RingMedium {
+    static final class Peer extends ScriptedMedium {
         final TestHooks hooks;
-        volatile long produced;
-        volatile Waker waker;
         volatile boolean looked;
 
         Peer(TestHooks hooks) {
             this.hooks = hooks;
         }
-
-        @Override public void setWaker(Waker w) { waker = w; }
-        @Override public int receiveCapacity() { return 16; }
-        @Override public void readRing(int o, byte[] d, int off, int len) { java.util.Arrays.fill(d, off, off + len, (byte) 'p'); }
-        @Override public void publishConsumed(long c) { }
-        @Override public int sendCapacity() { return 16; }
-        @Override public long consumedByPeer() { return 0; }
-        @Override public void writeRing(int o, byte[] s, int off, int len) { }
-        @Override public void publishProduced(long p) { }
-        @Override public int peerFlags() { return 0; }
-        @Override public void publishFlags(int f) { }
-        @Override public void announceReaderWaiting(boolean w) { }
-        @Override public void announceWriterWaiting(boolean w) { }
-        @Override public void close() { }
 
         @Override
         public long producedByPeer() {
@@ -55,11 +29,6 @@ class RingReadTimeoutTest {
                 hooks.soTimeout = 50; // another thread's setSoTimeout, right after the read began
             }
             return produced;
-        }
-
-        void deliver(int n) {
-            produced += n;
-            waker.wakeReader();
         }
     }
 
@@ -76,7 +45,7 @@ class RingReadTimeoutTest {
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
-        }, OWN_THREADS);
+        }, TestThreads.OWN);
         // the read looked at the ring (the timeout was set then), bounded
         for (int i = 0; i < 10_000 && !m.looked; i++) Thread.sleep(1);
         assertEquals(true, m.looked, "the read never looked at the ring");

@@ -141,7 +141,7 @@ class RingStreamsTest {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        }, pool, TestThreads.OWN);
+        }, pool);
         a.outputStream().write(data);
         assertArrayEquals(data, reader.get(20, TimeUnit.SECONDS));
     }
@@ -206,7 +206,7 @@ class RingStreamsTest {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        }, pool, TestThreads.OWN);
+        }, pool);
         a.outputStream().write(new byte[] {1, 2, 3});
         awaitWaiting(blocked);
         a.inputStream().close(); // a stream's close closes the socket
@@ -254,7 +254,7 @@ class RingStreamsTest {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        }, pool, TestThreads.OWN);
+        }, pool);
         awaitWaiting(blocked);
         a.resetOnClose();
         a.close();
@@ -292,7 +292,7 @@ class RingStreamsTest {
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
-        }, pool, TestThreads.OWN);
+        }, pool);
         awaitWaiting(writer);
         media[0].peerDied();
         ExecutionException e = assertThrows(ExecutionException.class, () -> writer.get(10, TimeUnit.SECONDS));

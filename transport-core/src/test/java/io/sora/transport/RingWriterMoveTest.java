@@ -19,37 +19,11 @@ import org.junit.jupiter.api.Test;
  * 10 ms, moved to TCP for good before (a clean clone's RdmaPeerKillTest, 2026-11-29).
  */
 class RingWriterMoveTest {
-    /**
-     * A thread per task, daemons: a task of the common pool that blocks (a read waiting on a failed test's
-     * ring) starved every later test of that JVM where the pool has one thread (JDK 25 on 2 CPUs).
-     */
-    private static final java.util.concurrent.Executor OWN_THREADS = r -> {
-        Thread t = new Thread(r, "ring-test-task");
-        t.setDaemon(true);
-        t.start();
-    };
-
-    /** 16-byte rings: this end's send ring never drained, its receive ring empty until {@link #deliver}. */
-    static final class StuckPeer implements RingMedium {
-        volatile long produced;
-        volatile Waker waker;
+    /** 16-byte rings: this end's send ring never drained, its receive ring empty until {@link ScriptedMedium#deliver}. */
+    static final class StuckPeer extends ScriptedMedium {
         final AtomicInteger timedWaits = new AtomicInteger();
         volatile long switchedAt = -1;
 
-        @Override public void setWaker(Waker w) { waker = w; }
-        @Override public int receiveCapacity() { return 16; }
-        @Override public long producedByPeer() { return produced; }
-        @Override public void readRing(int o, byte[] d, int off, int len) { java.util.Arrays.fill(d, off, off + len, (byte) 'p'); }
-        @Override public void publishConsumed(long c) { }
-        @Override public int sendCapacity() { return 16; }
-        @Override public long consumedByPeer() { return 0; }
-        @Override public void writeRing(int o, byte[] s, int off, int len) { }
-        @Override public void publishProduced(long p) { }
-        @Override public int peerFlags() { return 0; }
-        @Override public void publishFlags(int f) { }
-        @Override public void announceReaderWaiting(boolean w) { }
-        @Override public void announceWriterWaiting(boolean w) { }
-        @Override public void close() { }
         @Override public boolean carriesTcpSwitch() { return true; }
         @Override public boolean peerFollowsTcp() { return true; }
         @Override public boolean peerWriterWaiting() { return true; }
@@ -65,12 +39,6 @@ class RingWriterMoveTest {
             switchedAt = at;
             return true;
         }
-
-        /** The peer writes one byte: a reader here returns it. */
-        void deliver() {
-            produced++;
-            waker.wakeReader();
-        }
     }
 
     @Test
@@ -85,7 +53,7 @@ class RingWriterMoveTest {
             } catch (java.io.IOException e) {
                 throw new RuntimeException(e);
             }
-        }, OWN_THREADS);
+        }, TestThreads.OWN);
         awaitReading(c);
         byte[] data = new byte[40];
         for (int i = 0; i < data.length; i++) data[i] = (byte) i;
@@ -95,14 +63,14 @@ class RingWriterMoveTest {
             } catch (java.io.IOException e) {
                 throw new RuntimeException(e);
             }
-        }, OWN_THREADS);
+        }, TestThreads.OWN);
         // five looks, each a slice (the switch time) after the last: four slices past the switch time, the read
         // still under way, and no move
         for (int i = 0; i < 60_000 && m.timedWaits.get() < 5 && !write.isDone(); i++) Thread.sleep(1);
         assertTrue(m.timedWaits.get() >= 5, "the writer did not look again: " + m.timedWaits.get() + " timed waits");
         assertFalse(write.isDone(), "the writer moved (or failed) while this end's read was under way");
         assertEquals(-1, m.switchedAt);
-        m.deliver();
+        m.deliver(1);
         assertEquals(1, read.get(30, TimeUnit.SECONDS), "the read");
         // reads stand still now: the writer moves, its bytes past the ring's 16 to TCP
         write.get(30, TimeUnit.SECONDS);
