@@ -786,6 +786,27 @@ public abstract class AbstractChannelSemanticsTest {
     }
 
     /**
+     * Fills the arrays with idle connections to the server, each on the expected path, their server ends
+     * non-blocking and registered with {@code selector} for reading (the key's attachment: its index).
+     */
+    private void openIdle(Selector selector, SocketChannel[] peers, SocketChannel[] ends, SelectionKey[] keys) throws IOException {
+        for (int i = 0; i < peers.length; i++) {
+            peers[i] = SocketChannel.open(server.getLocalAddress());
+            ends[i] = server.accept();
+            assertEquals(expectedPath(), SoraPath.of(ends[i]), "server path of idle connection " + i);
+            ends[i].configureBlocking(false);
+            keys[i] = ends[i].register(selector, SelectionKey.OP_READ, i);
+        }
+    }
+
+    private static void closeAll(SocketChannel[] peers, SocketChannel[] ends) throws IOException {
+        for (int i = 0; i < peers.length; i++) {
+            if (peers[i] != null) peers[i].close();
+            if (ends[i] != null) ends[i].close();
+        }
+    }
+
+    /**
      * {@code select(timeout)} returns 0 only once the timeout passed (or after {@code wakeup()} or an
      * interrupt), as the JDK promises and programs rely on (an idle check run when a select returns 0):
      * the peers of idle keys, one of them cancelled, shut their output down or write while a select with a
@@ -799,12 +820,7 @@ public abstract class AbstractChannelSemanticsTest {
         SocketChannel[] ends = new SocketChannel[n];
         SelectionKey[] keys = new SelectionKey[n];
         try (Selector selector = Selector.open()) {
-            for (int i = 0; i < n; i++) {
-                peers[i] = SocketChannel.open(server.getLocalAddress());
-                ends[i] = server.accept();
-                ends[i].configureBlocking(false);
-                keys[i] = ends[i].register(selector, SelectionKey.OP_READ, i);
-            }
+            openIdle(selector, peers, ends, keys);
             // blocking selects with nothing ready: the idle keys are armed and fall asleep
             for (int round = 0; round < 3; round++) assertEquals(0, selector.select(1));
             keys[2].cancel();
@@ -831,10 +847,7 @@ public abstract class AbstractChannelSemanticsTest {
             assertEquals(java.util.Set.of(keys[6]), selector.selectedKeys());
             assertArrayEquals(bytes(4, 8), readAvailable(ends[6], 4));
         } finally {
-            for (int i = 0; i < n; i++) {
-                if (peers[i] != null) peers[i].close();
-                if (ends[i] != null) ends[i].close();
-            }
+            closeAll(peers, ends);
         }
     }
 
@@ -852,13 +865,7 @@ public abstract class AbstractChannelSemanticsTest {
         SocketChannel[] ends = new SocketChannel[n];
         SelectionKey[] keys = new SelectionKey[n];
         try (Selector selector = Selector.open()) {
-            for (int i = 0; i < n; i++) {
-                peers[i] = SocketChannel.open(server.getLocalAddress());
-                ends[i] = server.accept();
-                assertEquals(expectedPath(), SoraPath.of(ends[i]), "server path of idle connection " + i);
-                ends[i].configureBlocking(false);
-                keys[i] = ends[i].register(selector, SelectionKey.OP_READ, i);
-            }
+            openIdle(selector, peers, ends, keys);
             accepted.configureBlocking(false);
             SelectionKey busy = accepted.register(selector, SelectionKey.OP_READ);
             // round trips on the busy one through selects that block: the idle keys are armed meanwhile
@@ -949,10 +956,7 @@ public abstract class AbstractChannelSemanticsTest {
             assertEquals(java.util.Set.of(), left, "idle keys never reported");
             assertArrayEquals(bytes(3, 41), readAvailable(ends[12], 3), "the cancelled key's bytes are still there");
         } finally {
-            for (int i = 0; i < n; i++) {
-                if (peers[i] != null) peers[i].close();
-                if (ends[i] != null) ends[i].close();
-            }
+            closeAll(peers, ends);
         }
     }
 
@@ -1023,10 +1027,7 @@ public abstract class AbstractChannelSemanticsTest {
             assertEquals(java.util.Set.of(key), selector.selectedKeys());
             assertTrue(key.isWritable());
         } finally {
-            for (int i = 0; i < n; i++) {
-                if (peers[i] != null) peers[i].close();
-                if (ends[i] != null) ends[i].close();
-            }
+            closeAll(peers, ends);
         }
     }
 
