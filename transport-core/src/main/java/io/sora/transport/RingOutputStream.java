@@ -101,6 +101,11 @@ public final class RingOutputStream extends OutputStream {
     public static final long SWITCH_AFTER_MILLIS = Math.max(0, Long.getLong("sora.ring.tcpSwitchAfter", 10));
     private static final long SWITCH_AFTER_NANOS = SWITCH_AFTER_MILLIS * 1_000_000L;
 
+    /** Why a direction moved to TCP, as every medium traces it ({@code JSOR.67 shm_tcp_switch}'s reason). */
+    public static final String SWITCH_REASON = "this end waited " + SWITCH_AFTER_MILLIS + " ms on a full ring while the"
+            + " peer's writer waited too, or had moved, and nothing on this end read meanwhile: this end's bytes go by"
+            + " TCP, as the kernel would have buffered them";
+
     /**
      * @param spinIterations 0: sleep at once when the ring is full; else spin and yield first, as
      *                       {@link AdaptiveWait} learns
@@ -254,34 +259,34 @@ public final class RingOutputStream extends OutputStream {
                         readIdleSince = waitBegan;
                     }
                     if (!slept && wait.idle()) continue;
-                    // Before each sleep. A stall (RDMA: the peer learns of this wait only when told) is told only
-                    // where it matters: the peer can move its bytes to this end only if it is a socket's writer
-                    // (then it follows too) and this end follows (a socket's: it has a TCP stream).
-                    if (stallNanos > 0 && slept && !stallTold && System.nanoTime() - waitBegan >= stallNanos
-                            && tcp != null && medium.peerFollowsTcp()) {
-                        stallTold = true;
-                        medium.writerStalled(true);
-                    }
-                    // The move: the ring stayed full since waitBegan (any read by the peer would have made room),
-                    // the peer waits to write too, in its ring, or on TCP, where its wait cannot be seen (it
-                    // moved), and nothing on this side read for as long: a reader here (its own thread) would
-                    // drain the peer's ring, so its writer's wait ends, and both rings are only slow, not stuck
-                    // (the RDMA VM's full-duplex stream, its readers descheduled for 10 ms, moved to TCP until
-                    // 2026-11-29). The time first: in the warm-up's profile as in the application's, nearly always false.
-                    long now = slept ? System.nanoTime() : 0;
-                    if (slept && now - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null) {
-                        long r = readProgress();
-                        if (r < 0 || r != readSeen) {
-                            readSeen = r;
-                            readIdleSince = now;
+                    if (slept) {
+                        long now = System.nanoTime(); // one clock reading per wake-up, for the stall and the move
+                        // A stall (RDMA: the peer learns of this wait only when told) is told only where it matters:
+                        // the peer can move its bytes to this end only if it is a socket's writer (then it follows
+                        // too) and this end follows (a socket's: it has a TCP stream).
+                        if (stallNanos > 0 && !stallTold && now - waitBegan >= stallNanos && tcp != null && medium.peerFollowsTcp()) {
+                            stallTold = true;
+                            medium.writerStalled(true);
                         }
-                    }
-                    if (slept && now - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null
-                            && readSeen >= 0 && now - readIdleSince >= SWITCH_AFTER_NANOS
-                            && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
-                            && medium.switchToTcp(produced)) {
-                        onTcp = true;
-                        return written + toTcp(b, off, len);
+                        // The move: the ring stayed full since waitBegan (any read by the peer would have made room),
+                        // the peer waits to write too, in its ring, or on TCP, where its wait cannot be seen (it
+                        // moved), and nothing on this side read for as long: a reader here (its own thread) would
+                        // drain the peer's ring, so its writer's wait ends, and both rings are only slow, not stuck
+                        // (the RDMA VM's full-duplex stream, its readers descheduled for 10 ms, moved to TCP until
+                        // 2026-11-29). The time first: in the warm-up's profile as in the application's, nearly always false.
+                        if (now - waitBegan >= SWITCH_AFTER_NANOS && b != null && tcp != null) {
+                            long r = readProgress();
+                            if (r < 0 || r != readSeen) {
+                                readSeen = r;
+                                readIdleSince = now;
+                            }
+                            if (readSeen >= 0 && now - readIdleSince >= SWITCH_AFTER_NANOS
+                                    && (medium.peerWriterWaiting() || medium.peerSwitchedAt() >= 0)
+                                    && medium.switchToTcp(produced)) {
+                                onTcp = true;
+                                return written + toTcp(b, off, len);
+                            }
+                        }
                     }
                     slept = true;
                     interrupted |= sleep();
@@ -534,7 +539,6 @@ public final class RingOutputStream extends OutputStream {
         java.util.function.LongSupplier p = ownReader;
         return p == null ? 0 : p.getAsLong();
     }
-
 
     /**
      * For a channel's gathering write, which is one write over TCP: the buffers after the first that the

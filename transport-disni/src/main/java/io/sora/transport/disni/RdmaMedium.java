@@ -655,9 +655,8 @@ final class RdmaMedium implements RingMedium, QueuePair.Completions {
         if ((peer & FOLLOWS) == 0 || (peer & (CLOSED | DEAD)) != 0 || failure != null) return false;
         publishFlags(SWITCHED); // after every byte staged before it (pump), at the peer after their data
         if (tracer.isOn(io.sora.trace.Category.JSOR)) {
-            tracer.event(io.sora.trace.Hook.SHM_TCP_SWITCH, id, "rdma", "this end waited " + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS
-                    + " ms on a full ring while the peer's writer was stalled too, or had moved: this end's bytes go by TCP, as"
-                    + " the kernel would have buffered them", "to peer from byte " + at);
+            tracer.event(io.sora.trace.Hook.SHM_TCP_SWITCH, id, "rdma", io.sora.transport.RingOutputStream.SWITCH_REASON,
+                    "to peer from byte " + at);
         }
         return true;
     }

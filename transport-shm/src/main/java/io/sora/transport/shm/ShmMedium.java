@@ -566,9 +566,8 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         if (words.getIntAcquire(peerReaderWaiting) != 0) wakePeer(peerReaderWaiting, true);
         if (words.getIntAcquire(peerWriterWaiting) != 0) wakePeer(peerWriterWaiting, false);
         if (tracer.isOn(Category.JSOR)) {
-            tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", "this end waited " + io.sora.transport.RingOutputStream.SWITCH_AFTER_MILLIS
-                    + " ms on a full ring while the peer's writer waited too, or had moved: this end's bytes go by TCP, as the"
-                    + " kernel would have buffered them", (server ? "server" : "client") + " to peer from byte " + at);
+            tracer.event(Hook.SHM_TCP_SWITCH, id, "shm", io.sora.transport.RingOutputStream.SWITCH_REASON,
+                    (server ? "server" : "client") + " to peer from byte " + at);
         }
         return true;
     }
