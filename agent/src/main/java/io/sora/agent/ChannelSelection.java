@@ -674,10 +674,10 @@ final class ChannelSelection {
      * looked at; each ready paired key is reported. Returns {@code n} plus those reported.
      */
     int selected(Selector selector, Consumer<SelectionKey> action, int n) {
-        n = selectedOnce(selector, action, n);
-        if (n != 0) return n;
         State st = states.get(selector);
-        if (st == null || st.retrying || st.timeout == 0 || !nothingWoke(st, selector)) return n;
+        if (st == null) return n;
+        n = selectedOnce(st, selector, action, n);
+        if (n != 0 || st.retrying || st.timeout == 0 || !nothingWoke(st, selector)) return n;
         return retry(selector, action, st);
     }
 
@@ -770,9 +770,9 @@ final class ChannelSelection {
         }
     }
 
-    private int selectedOnce(Selector selector, Consumer<SelectionKey> action, int n) {
-        State st = states.get(selector);
-        if (st == null || (st.awakeCount == 0 && st.asleep == 0)) return n;
+    /** {@link #selected}'s one pass, for {@code st}, the selector's state. */
+    private int selectedOnce(State st, Selector selector, Consumer<SelectionKey> action, int n) {
+        if (st.awakeCount == 0 && st.asleep == 0) return n;
         Jdk j;
         try {
             j = jdk();
