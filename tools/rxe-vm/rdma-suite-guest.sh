@@ -4,7 +4,8 @@
 # their output and checking the NET.462 path event says rdma; (2)+(3) the socket-semantics suite and
 # the 256 MiB SHA-256 transfer over RDMA in ONE agent JVM (JUnit console launcher); (4) the RDMA
 # reliability tests in another agent JVM: memory exposure (reg_mr access flags and rkeys in the trace),
-# peer kill -9 (a forked peer JVM), connect/close churn without leaks; (5) detach gives everything back
+# peer kill -9 (a forked peer JVM), connect/close churn without leaks, plain and sora clients interleaved
+# (no plain client waits in accept); (5) detach gives everything back
 # over RDMA (DetachReleasesEverythingIT with rdma rules: attach/serve/detach cycles on a plain server
 # leave no sora thread and no agent class loader, and a fourth attach pairs). Writes
 # WORKDIR/summary.txt and exits non-zero if anything failed.
@@ -126,7 +127,7 @@ for jdk in $JDKS; do
   want suite && junit "$name semantics (sockets, channels) + 256 MiB over rdma" suite "" RdmaSemanticsTest RdmaChannelSemanticsTest RdmaTransferTest
   # 4. reliability over RDMA: memory exposure, peer kill -9, connect/close churn (bounded), one JVM
   want reliability && junit "$name rdma reliability" reliability "-Dsora.rdma.churn.cycles=${SORA_RDMA_CHURN_CYCLES:-200}" \
-      RdmaMemoryExposureTest RdmaPeerKillTest RdmaChurnTest
+      RdmaMemoryExposureTest RdmaPeerKillTest RdmaChurnTest RdmaAcceptNeverWaitsTest
   want reliability && grep -h '^Rdma[A-Za-z]*Test ' "$O/reliability.log" | tee -a "$W/figures.txt"
   # 5. detach over RDMA: the test JVM has no agent; it attaches to and detaches from a plain server JVM.
   # The attach mechanism needs its socket in /tmp, which the guest mounts from the host over 9p, where

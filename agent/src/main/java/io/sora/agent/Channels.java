@@ -103,7 +103,7 @@ final class Channels {
         PathWarmup.channelsInUse();
         boolean blocking = ch.isBlocking();
         connecting.put(ch, blocking);
-        if (whyNot() == null) client.announce(ch, remote);
+        if (whyNot() == null) client.announce(ch, remote, blocking ? null : NON_BLOCKING_WAIT);
     }
 
     /**

@@ -53,6 +53,15 @@ final class ClientDecisions {
      * {@link Channels}): a pairing client announces itself to the server's listener.
      */
     void announce(Object owner, SocketAddress endpoint) {
+        announce(owner, endpoint, null);
+    }
+
+    /**
+     * As {@link #announce(Object, SocketAddress)}; {@code maxWait} (null: the rule's wait): the longest the
+     * announcement may take, the rule's wait when shorter (a non-blocking connect's, as its pairing:
+     * {@link #decide(Object, Socket, java.time.Duration)}).
+     */
+    void announce(Object owner, SocketAddress endpoint, java.time.Duration maxWait) {
         if (rules.isEmpty() || !(endpoint instanceof InetSocketAddress remote) || remote.isUnresolved()) {
             return;
         }
@@ -71,11 +80,30 @@ final class ClientDecisions {
         PathWarmup.applicationPairing();
         PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
-        Announcement a = transport.announce(remote, RuleTerms.options(rule));
+        PairingOptions ruled = RuleTerms.options(rule);
+        PairingOptions options = maxWait == null ? ruled : new PairingOptions(ruled.sendBufferSize(),
+                ruled.receiveBufferSize(), RuleTerms.capped(ruled.fallbackWait(), maxWait));
+        Announcement a = transport.announce(remote, options, () -> bindLocally(owner));
         if (a != null) {
             Announced old = announcements.put(owner, new Announced(a, System.nanoTime()));
             if (old != null) old.announcement().close();
         }
+    }
+
+    /**
+     * The local end of {@code owner}, bound to an ephemeral port first if the application did not bind it
+     * (rdma names its RDMA connection, made before the TCP connect, after the port: {@link
+     * Transport.LocalEnd}). A socket bound before its connect keeps that port through the connect.
+     */
+    private static InetSocketAddress bindLocally(Object owner) throws java.io.IOException {
+        if (owner instanceof Socket s) {
+            if (!s.isBound()) s.bind(null);
+            if (s.getLocalSocketAddress() instanceof InetSocketAddress a) return a;
+        } else if (owner instanceof java.nio.channels.SocketChannel ch) {
+            if (ch.getLocalAddress() == null) ch.bind(null);
+            if (ch.getLocalAddress() instanceof InetSocketAddress a) return a;
+        }
+        throw new java.io.IOException("no local address for " + owner.getClass().getName());
     }
 
     /** The TCP connect failed (or the socket closed before it returned): the announcement is withdrawn. */

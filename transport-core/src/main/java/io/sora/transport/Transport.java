@@ -4,9 +4,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 
 /**
- * A fast-path medium ({@code shm}, {@code rdma}). The application's TCP connection is always made
- * first; the transport then pairs a fast path with it out of band. Nothing a transport does ever puts
- * a byte on the TCP connection, so a peer without sora never sees one.
+ * A fast-path medium ({@code shm}, {@code rdma}). A client announces its pairing before its TCP
+ * connect ({@link #announce}: shm over its rendezvous socket, rdma by making its RDMA connection), and
+ * pairs a fast path with the TCP connection out of band once that is made. Nothing a transport does
+ * ever puts a byte on the TCP connection, so a peer without sora never sees one.
  */
 public interface Transport {
     /** {@code "shm"} or {@code "rdma"}. */
@@ -36,6 +37,22 @@ public interface Transport {
      */
     default Announcement announce(InetSocketAddress server, PairingOptions options) {
         return null;
+    }
+
+    /**
+     * {@link #announce(InetSocketAddress, PairingOptions)} for a medium that needs the connection's
+     * local port before the TCP connect (rdma names its RDMA connection after it): {@code local} binds
+     * the application's socket (if it is not bound yet) and returns its local address. Never throws.
+     */
+    default Announcement announce(InetSocketAddress server, PairingOptions options, LocalEnd local) {
+        return announce(server, options);
+    }
+
+    /** The client socket's local end, bound on demand (see {@link #announce(InetSocketAddress, PairingOptions, LocalEnd)}). */
+    @FunctionalInterface
+    interface LocalEnd {
+        /** Binds the socket to an ephemeral port if it is not bound yet; its local address (maybe a wildcard). */
+        InetSocketAddress bind() throws IOException;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.sora.trace.Category;
 import io.sora.trace.Hook;
 import io.sora.trace.Tracer;
 import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Announcement;
 import io.sora.transport.Availability;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.PairingOptions;
@@ -19,18 +20,19 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The RDMA transport through IBM DiSNI's verbs layer (never its endpoint layer). The application's
- * TCP connection is made first; the client then opens an RDMA CM connection to the same address and
- * port (RDMA port space) and pairs it with the TCP connection by HELLO / OFFER / COMMIT messages over
- * SEND/RECV; the bytes then move by RDMA WRITE WITH IMMEDIATE into the receiver's registered ring.
- * See docs/rdma.md.
+ * The RDMA transport through IBM DiSNI's verbs layer (never its endpoint layer). Right before the
+ * application's TCP connect the client opens an RDMA CM connection to the same address and port (RDMA
+ * port space), which announces the pairing to the server; after the connect it pairs that RDMA
+ * connection with the TCP connection by HELLO / OFFER / COMMIT messages over SEND/RECV; the bytes then
+ * move by RDMA WRITE WITH IMMEDIATE into the receiver's registered ring. See docs/rdma.md.
  *
  * <pre>{@code
  * DisniTransport rdma = DisniTransport.create(tracer);          // probes once
  * if (rdma.availability().isAvailable()) {
  *     ServerBinding b = rdma.listen(boundAddress, policy);       // server JVM, per ServerSocket
  *     PairingResult r = b.awaitPairing(new ConnectionKey(remote, local), wait, hooks);
- *     PairingResult c = rdma.connect(new ConnectionKey(local, remote), options, hooks); // client JVM
+ *     Announcement a = rdma.announce(remote, options, localEnd);       // client JVM, before its TCP connect
+ *     PairingResult c = rdma.connect(new ConnectionKey(local, remote), options, hooks, a); // after it
  * }
  * }</pre>
  *
@@ -159,23 +161,71 @@ public final class DisniTransport implements Transport {
         return b;
     }
 
+    /**
+     * Right before the TCP connect to {@code server}: the client's RDMA connection to it (see
+     * {@link RdmaClient#announce}), which tells the server's accept that a pairing request follows. Null
+     * where nothing is announced (unavailable, an IPv6 server): {@link #connect} then says why.
+     */
     @Override
-    public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
-        if (!availability.isAvailable()) return new PairingResult.Fallback("rdma unavailable: " + cause());
-        Objects.requireNonNull(key, "key");
-        // DiSNI would connect to the IPv4 address made of an IPv6 one's first four bytes (another host)
-        if (!(key.server().getAddress() instanceof java.net.Inet4Address)) return new PairingResult.Fallback(ipv4Only(key.server().getAddress()));
-        if (!(key.client().getAddress() instanceof java.net.Inet4Address)) return new PairingResult.Fallback(ipv4Only(key.client().getAddress()));
+    public Announcement announce(InetSocketAddress server, PairingOptions options, LocalEnd local) {
+        if (!availability.isAvailable() || server == null || !(server.getAddress() instanceof java.net.Inet4Address)) return null;
         try {
-            Objects.requireNonNull(options, "options");
-            if (options.fallbackWait().toNanos() < minWaitNanos) {
-                options = new PairingOptions(options.sendBufferSize(), options.receiveBufferSize(),
-                        java.time.Duration.ofNanos(minWaitNanos));
-            }
-            return client.connect(Objects.requireNonNull(key, "key"), options, Objects.requireNonNull(hooks, "hooks"));
+            return client.announce(server, floored(Objects.requireNonNull(options, "options")), Objects.requireNonNull(local, "local"));
         } catch (RuntimeException e) {
+            return RdmaClient.Announced.failed("rdma pairing failed: " + e);
+        }
+    }
+
+    /** Without a local end to bind, the RDMA connection takes an ephemeral RDMA port. */
+    @Override
+    public Announcement announce(InetSocketAddress server, PairingOptions options) {
+        return announce(server, options, () -> {
+            throw new IOException("no local end");
+        });
+    }
+
+    /**
+     * After the TCP connect: pairs it over the RDMA connection {@code announced} made before it. A
+     * connection not announced so stays on TCP: the server's accept decided it TCP at once, having seen
+     * no RDMA connection coming, and an RDMA connection made only now could not be told from one made
+     * before the TCP connect.
+     */
+    @Override
+    public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
+        try {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(options, "options");
+            Objects.requireNonNull(hooks, "hooks");
+            String why = !availability.isAvailable() ? "rdma unavailable: " + cause()
+                    // DiSNI would connect to the IPv4 address made of an IPv6 one's first four bytes (another host)
+                    : !(key.server().getAddress() instanceof java.net.Inet4Address) ? ipv4Only(key.server().getAddress())
+                    : !(key.client().getAddress() instanceof java.net.Inet4Address) ? ipv4Only(key.client().getAddress())
+                    : !(announced instanceof RdmaClient.Announced) ? NOT_ANNOUNCED
+                    : null;
+            if (why != null) {
+                if (announced != null) announced.close();
+                return new PairingResult.Fallback(why);
+            }
+            return ((RdmaClient.Announced) announced).pair(key, floored(options), hooks);
+        } catch (RuntimeException e) {
+            if (announced != null) announced.close();
             return new PairingResult.Fallback("rdma pairing failed: " + e);
         }
+    }
+
+    /** Without an announcement: TCP, with the reason (see {@link #connect(ConnectionKey, PairingOptions, SocketHooks, Announcement)}). */
+    @Override
+    public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+        return connect(key, options, hooks, null);
+    }
+
+    /** Why a connection whose RDMA connection was not made before its TCP connect stays on TCP. */
+    static final String NOT_ANNOUNCED = "no RDMA connection was made before the TCP connect (an rdma server pairs only those)";
+
+    /** {@code options} with the pairing wait raised to the transport's floor ({@link #MIN_WAIT_PROPERTY}). */
+    private PairingOptions floored(PairingOptions options) {
+        if (options.fallbackWait().toNanos() >= minWaitNanos) return options;
+        return new PairingOptions(options.sendBufferSize(), options.receiveBufferSize(), java.time.Duration.ofNanos(minWaitNanos));
     }
 
     /** Why an address cannot be served: DiSNI's RDMA CM calls take IPv4 socket addresses only. */

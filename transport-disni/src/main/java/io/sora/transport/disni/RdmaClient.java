@@ -10,17 +10,23 @@ import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.RingConnection;
 import io.sora.transport.SocketHooks;
+import io.sora.transport.Announcement;
+import io.sora.transport.Transport;
 import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client half of pairing, run by the application's connecting thread right after its TCP connect:
- * RDMA CM connect to the same address and port (resolve address, route, connect, each bounded by the
- * rule's wait), then HELLO, OFFER or NO, COMMIT over SEND/RECV. Every failure is a
- * {@link PairingResult.Fallback} with its reason, and releases what was set up (the server, seeing the
- * RDMA connection drop before COMMIT, keeps the connection on TCP as well).
+ * The client half of pairing, run by the application's connecting thread: right before its TCP connect,
+ * the RDMA CM connect to the same address and port ({@link #announce}: resolve address, route, connect,
+ * each bounded by the rule's wait); once the TCP connect returned, HELLO, OFFER or NO, COMMIT over
+ * SEND/RECV ({@link Announced#pair}). Every failure is a {@link PairingResult.Fallback} with its reason,
+ * and releases what was set up (the server, seeing the RDMA connection drop before COMMIT, keeps the
+ * connection on TCP as well).
  *
  * <p>All client CM ids of the agent share one event channel and its thread ({@code sora-rdma-cm}), which
  * ends after a detach once the last of them is released.
@@ -118,9 +124,16 @@ final class RdmaClient {
         }
     }
 
-    PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
-        long waitNanos = options.fallbackWait().toNanos();
-        long deadline = System.nanoTime() + waitNanos;
+    /**
+     * Before the application's TCP connect: the RDMA CM connect to {@code server} (resolve address, route,
+     * connect, each bounded by the rule's wait), so that the server, when it accepts the TCP connection,
+     * knows a pairing request follows (it counts an RDMA connection without HELLO as announced, and an
+     * accept with none announced is TCP at once: a client without sora never waits). The RDMA connection
+     * takes {@code local}'s port (see {@link #bindLocal}). Never null, never throws: a failure is an
+     * announcement that carries its reason, for {@link Announced#pair} to report.
+     */
+    Announced announce(InetSocketAddress server, PairingOptions options, Transport.LocalEnd local) {
+        long deadline = System.nanoTime() + options.fallbackWait().toNanos();
         long conn = RingConnection.nextId();
         CmLoop cm;
         RdmaCmId id;
@@ -128,22 +141,21 @@ final class RdmaClient {
             cm = loop();
             id = cm.createId();
         } catch (IOException e) {
-            return new PairingResult.Fallback("cannot create an RDMA CM id: " + e.getMessage());
+            return Announced.failed("cannot create an RDMA CM id: " + e.getMessage());
         }
         Attempt a = new Attempt(conn, id);
         cm.register(id, a);
         RdmaMedium medium = null;
-        boolean paired = false;
+        boolean ready = false;
         try {
-            String refusal = bindLocal(id, key.client());
-            if (refusal != null) return new PairingResult.Fallback(refusal);
-            InetSocketAddress server = key.server();
+            String refusal = bindLocal(id, local);
+            if (refusal != null) return Announced.failed(refusal);
             id.resolveAddr(null, server, millisLeft(deadline));
             String r = expect(a, EventType.RDMA_CM_EVENT_ADDR_RESOLVED, deadline, "RDMA address resolution of " + server);
-            if (r != null) return new PairingResult.Fallback(r);
+            if (r != null) return Announced.failed(r);
             id.resolveRoute(millisLeft(deadline));
             r = expect(a, EventType.RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "RDMA route resolution to " + server);
-            if (r != null) return new PairingResult.Fallback(r);
+            if (r != null) return Announced.failed(r);
             QueuePair qp = QueuePair.open(id, conn, tracer);
             medium = new RdmaMedium(conn, qp, tracer);
             medium.setOnRelease(() -> cm.release(id));
@@ -154,24 +166,85 @@ final class RdmaClient {
             param.setRnr_retry_count((byte) 7);
             id.connect(param);
             r = expect(a, EventType.RDMA_CM_EVENT_ESTABLISHED, deadline, "RDMA connect to " + server);
-            if (r != null) return new PairingResult.Fallback(r);
+            if (r != null) return Announced.failed(r);
             qp.traceQp("RTS", "connected to " + server);
-            PairingResult result = exchange(medium, ring, key, options, deadline, hooks, spinIterations);
-            paired = result instanceof PairingResult.Paired;
-            return result;
+            ready = true;
+            return new Announced(medium, ring, spinIterations, null);
         } catch (IOException | RuntimeException e) {
-            return new PairingResult.Fallback("rdma pairing failed: " + e.getMessage());
+            return Announced.failed("rdma pairing failed: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new PairingResult.Fallback("interrupted while pairing over RDMA");
+            return Announced.failed("interrupted while pairing over RDMA");
         } finally {
-            if (!paired) {
+            if (!ready) {
                 if (medium != null) {
-                    medium.abort(); // the server sees the RDMA connection go before COMMIT: TCP on both ends
+                    medium.abort();
                 } else {
                     cm.release(id);
                 }
             }
+        }
+    }
+
+    /**
+     * A client's RDMA connection made before its TCP connect ({@link #announce}), until the TCP connect
+     * returned and {@link #pair} used it, or {@link #close} (the connect failed) dropped it, which the
+     * server sees as the announced connection leaving without a request.
+     */
+    static final class Announced implements Announcement {
+        private final RdmaMedium medium;
+        private final Verbs.Region ring;
+        private final int spinIterations;
+        /** Why there is no RDMA connection (everything set up for it is released), or null. */
+        private final String failure;
+        private final AtomicBoolean taken = new AtomicBoolean();
+
+        private Announced(RdmaMedium medium, Verbs.Region ring, int spinIterations, String failure) {
+            this.medium = medium;
+            this.ring = ring;
+            this.spinIterations = spinIterations;
+            this.failure = failure;
+        }
+
+        static Announced failed(String reason) {
+            return new Announced(null, null, 0, reason);
+        }
+
+        /**
+         * After the TCP connect named by {@code key}: HELLO, OFFER or NO, COMMIT, within the pairing wait.
+         * Paired, or the reason why not (the RDMA connection is then dropped: the server sees it go before
+         * COMMIT and keeps the connection on TCP as well).
+         */
+        PairingResult pair(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+            if (!taken.compareAndSet(false, true)) {
+                return new PairingResult.Fallback("the RDMA connection announced before the TCP connect was withdrawn");
+            }
+            if (failure != null) return new PairingResult.Fallback(failure);
+            boolean paired = false;
+            try {
+                long deadline = System.nanoTime() + options.fallbackWait().toNanos();
+                PairingResult result = exchange(medium, ring, key, options, deadline, hooks, spinIterations);
+                paired = result instanceof PairingResult.Paired;
+                return result;
+            } catch (IOException | RuntimeException e) {
+                return new PairingResult.Fallback("rdma pairing failed: " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new PairingResult.Fallback("interrupted while pairing over RDMA");
+            } finally {
+                if (!paired) medium.abort();
+            }
+        }
+
+        /** The reason this announcement has no RDMA connection, or null. */
+        String failure() {
+            return failure;
+        }
+
+        /** The TCP connect failed (or the announcement went unused): the RDMA connection is dropped. */
+        @Override
+        public void close() {
+            if (taken.compareAndSet(false, true) && medium != null) medium.abort();
         }
     }
 
@@ -202,17 +275,20 @@ final class RdmaClient {
 
     /**
      * Applies the rule's {@code rdma bind}: local address (wildcard = the RDMA device's) and first free
-     * port. Without a bind rule the RDMA connection takes the TCP connection's own local address and
-     * port: an ephemeral RDMA port could be the very port a server on this host listens on for TCP
-     * and wants in the RDMA port space too (its RDMA listen would then fail and its connections fall
-     * back), while the TCP connection's local port can never be a listening port. If that port is
-     * taken in the RDMA space anyway (or the address has no RDMA device), an ephemeral one is used.
+     * port. Without a bind rule the RDMA connection takes the port of the application's socket, bound
+     * for it before its TCP connect ({@code local}): an ephemeral RDMA port could be the very port a
+     * server on this host listens on for TCP and wants in the RDMA port space too (its RDMA listen would
+     * then fail and its connections fall back), while a port the client's TCP socket holds can never be
+     * a listening port. If that port is taken in the RDMA space anyway (or the address has no RDMA
+     * device), an ephemeral one is used.
      */
-    private String bindLocal(RdmaCmId id, InetSocketAddress tcpLocal) {
+    private String bindLocal(RdmaCmId id, Transport.LocalEnd local) {
         ClientBind b = bind;
         if (b == null) {
             try {
-                id.bindAddr(tcpLocal);
+                InetSocketAddress tcp = local.bind();
+                InetAddress a = tcp.getAddress() instanceof Inet4Address v4 && !v4.isAnyLocalAddress() ? v4 : IPV4_ANY;
+                id.bindAddr(new InetSocketAddress(a, tcp.getPort()));
             } catch (IOException | RuntimeException e) {
                 // resolveAddr picks an ephemeral port
             }
@@ -231,6 +307,16 @@ final class RdmaClient {
         }
         return "rdma bind rule: cannot bind the RDMA connection to " + b.address().getHostAddress() + " port "
                 + b.lowestPort() + (last == null ? "" : " (" + last.getMessage() + ")");
+    }
+
+    private static final InetAddress IPV4_ANY;
+
+    static {
+        try {
+            IPV4_ANY = InetAddress.getByAddress(new byte[4]);
+        } catch (java.net.UnknownHostException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     private static String expect(Attempt a, EventType wanted, long deadline, String what) throws InterruptedException {

@@ -32,8 +32,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * refusal (NO, then drop the connection), the release (drop the connection) and the connection.
  * {@link #awaitPairing} claims the result for the accepted TCP socket.
  *
- * <p>RDMA clients announce nothing before their TCP connect, so an accept waits for the HELLO up to the
- * pairing wait (at least {@code minWaitNanos}, the transport's floor).
+ * <p>A sora client makes its RDMA connection before its TCP connect (and sends its HELLO after it), so
+ * that connection, from its CONNECT_REQUEST (handled before the CM accepts it, so before the client can
+ * see it established and go on to its TCP connect) until its HELLO, is the client's announcement
+ * ({@link PairingTable#announced}): an accept whose request is not there waits only while such
+ * connections are pending, at most the pairing wait (at least {@code minWaitNanos}, the transport's
+ * floor), and with none pending decides TCP at once: a client without sora never waits.
  */
 final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> {
     static final long PROC_CHECK_MILLIS = 20;
@@ -58,7 +62,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         this.tracer = tracer;
         this.spinIterations = spinIterations;
         this.minWaitNanos = minWaitNanos;
-        this.table = new PairingTable<>(this, policy, false);
+        this.table = new PairingTable<>(this, policy, true);
     }
 
     /** A binding with an RDMA CM listen on {@code listenAddress}. */
@@ -79,14 +83,29 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
 
     // ---- the listener's thread ----
 
-    /** A new connection on {@code medium}; {@code releaseId} runs once its verbs are released. */
+    /**
+     * A new connection on {@code medium}, from its CONNECT_REQUEST, before the CM accepts it;
+     * {@code releaseId} runs once its verbs are released. It counts as announced (see the class comment)
+     * until its HELLO is decided or it is released.
+     */
     RdmaLink accepted(long conn, RdmaMedium medium, RdmaCmId id, Runnable releaseId) {
+        return accepted(conn, medium, id, releaseId, true);
+    }
+
+    /**
+     * As {@link #accepted(long, RdmaMedium, RdmaCmId, Runnable)}; {@code announce} false (tests): a
+     * connection made after its TCP connect, as sora's clients do not (its request is decided as an
+     * unannounced one).
+     */
+    RdmaLink accepted(long conn, RdmaMedium medium, RdmaCmId id, Runnable releaseId, boolean announce) {
         RdmaLink link = new RdmaLink(conn, id, medium, this);
         medium.setOnRelease(() -> {
             unclaimed.remove(link);
+            table.withdrawn(link); // left without a request: accepts stop waiting for it
             releaseId.run();
         });
         unclaimed.add(link);
+        if (announce) table.announced(link);
         medium.setPairingListener(link);
         // a connection whose HELLO never comes (a client that died, or any RDMA CM client on this port that is
         // not sora) is dropped: it held a thread, a queue pair and its buffers until the listener closed
@@ -114,7 +133,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     // ---- completion thread of the connection ----
 
     void request(RdmaLink link, RdmaWire.Hello hello) {
-        table.request(link, hello.key(), null);
+        table.request(link, hello.key(), link);
     }
 
     @Override

@@ -26,8 +26,12 @@ import java.nio.charset.StandardCharsets;
  */
 final class RdmaWire {
     static final int MAGIC = 0x534F5241; // "SORA"
-    /** 2: CTRL carries the receives reposted (slot credits); a version 1 peer's HELLO is refused. */
-    static final int VERSION = 2;
+    /**
+     * 2: CTRL carries the receives reposted (slot credits). 3: the client makes its RDMA connection before
+     * its TCP connect (its announcement, docs/rdma.md "Pairing"); a server of 3 refuses an older client,
+     * whose RDMA connection made after an accept that decided TCP at once would look announced.
+     */
+    static final int VERSION = 3;
     /** Size of one receive buffer, so the upper bound of every message. */
     static final int SLOT_SIZE = 128;
     static final int SECRET_SIZE = 16;

@@ -1,6 +1,7 @@
 package io.sora.transport.disni;
 
 import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.Futex;
@@ -79,11 +80,14 @@ final class SelfTest {
         try {
             PairingResult[] accepted = new PairingResult[1];
             ConnectionKey key = new ConnectionKey(client, server);
+            long start = System.nanoTime();
+            // as a client does: the RDMA connection before the accept can see the TCP connection (the TCP
+            // connection is made already, but no accept looks at it before the announcement is made)
+            Announcement announced = t.announce(server, options, () -> client);
             Thread accepting = new Thread(() -> accepted[0] = b.awaitPairing(key, WAIT, hooks), "sora-rdma-selftest");
             accepting.setDaemon(true);
             accepting.start();
-            long start = System.nanoTime();
-            PairingResult connected = t.connect(key, options, hooks);
+            PairingResult connected = t.connect(key, options, hooks, announced);
             long took = System.nanoTime() - start;
             if (!(connected instanceof PairingResult.Paired)) {
                 // no pairing is coming: the closed listener ends the accept's wait now (it waited its whole

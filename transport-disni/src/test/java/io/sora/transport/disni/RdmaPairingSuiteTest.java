@@ -14,7 +14,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The pairing suite on the RDMA medium, over {@link FakeVerbs}: the server binding's pairing and the
@@ -23,28 +22,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * TCP client's address, DISCONNECTED when the other end disconnects). The VM suite runs the real CM.
  */
 class RdmaPairingSuiteTest extends AbstractPairingTest {
-    private static final AtomicLong IDS = new AtomicLong(1_000_000);
-
-    /** One RDMA connection: the server's pairing state and the client's medium, over two fakes. */
-    private record Link(RdmaLink server, RdmaMedium client, Verbs.Region clientRing) {}
-
     @Override
     protected Medium open(InetSocketAddress bound, AcceptPolicy policy) {
         RdmaServerBinding binding = new RdmaServerBinding(bound, bound, policy, Tracer.OFF, 0, 0);
         List<RdmaMedium> clients = new CopyOnWriteArrayList<>();
         return new Medium() {
-            /** A connection request accepted by the binding and established from the TCP client's address. */
-            private Link link(ConnectionKey key) throws IOException {
-                FakeVerbs[] v = FakeVerbs.pair();
-                long conn = IDS.addAndGet(2);
-                RdmaMedium server = new RdmaMedium(conn, new QueuePair(v[1], conn, Tracer.OFF), Tracer.OFF);
-                RdmaLink p = binding.accepted(conn, server, null, () -> { });
-                RdmaMedium client = new RdmaMedium(conn + 1, new QueuePair(v[0], conn + 1, Tracer.OFF), Tracer.OFF);
-                clients.add(client);
-                v[1].onPeerDisconnect(p::disconnected);
-                v[0].onPeerDisconnect(() -> client.onDisconnected("peer disconnected (RDMA_CM_EVENT_DISCONNECTED)"));
-                p.established(new InetSocketAddress(key.client().getAddress(), 0));
-                return new Link(p, client, client.allocateReceiveRing(options().receiveBufferSize()));
+            /**
+             * A connection request accepted by the binding and established from the TCP client's address;
+             * made after the TCP connect (the suite's order), so not announced: its request is decided as any
+             * unannounced one (RdmaAnnouncedAcceptTest covers announced connections).
+             */
+            private FakeRdmaConnection link(ConnectionKey key) throws IOException {
+                FakeRdmaConnection l = FakeRdmaConnection.open(binding, key.client().getAddress(), options().receiveBufferSize(), false);
+                clients.add(l.client());
+                return l;
             }
 
             @Override
@@ -55,7 +46,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
             @Override
             public PairingResult connect(ConnectionKey key, PairingOptions options) {
                 boolean paired = false;
-                Link l = null;
+                FakeRdmaConnection l = null;
                 try {
                     l = link(key);
                     long deadline = System.nanoTime() + options.fallbackWait().toNanos();
@@ -71,7 +62,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
 
             @Override
             public AutoCloseable offered(ConnectionKey key) throws Exception {
-                Link l = link(key);
+                FakeRdmaConnection l = link(key);
                 l.client().qp.postMessage(new RdmaWire.Hello(key, l.clientRing().address(), l.clientRing().rkey(), 4096));
                 assertInstanceOf(RdmaWire.Offer.class, l.client().nextMessage(System.nanoTime() + WAIT.toNanos()));
                 return l.client()::abort;
@@ -84,7 +75,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
 
             @Override
             public String noRequestReason(Duration wait) {
-                return "no pairing request within " + wait.toMillis() + " ms";
+                return "client announced no pairing (no sora, or no rdma rule for this server)";
             }
 
             @Override

@@ -1,0 +1,150 @@
+package io.sora.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.agent.status.ConnectionRegistry;
+import io.sora.rules.Provider;
+import io.sora.rules.RuleSet;
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.Announcement;
+import io.sora.transport.Availability;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.ServerBinding;
+import io.sora.transport.SocketHooks;
+import io.sora.transport.Transport;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client's announcement, made before its TCP connect, for a medium that names it after the
+ * connection's local port (rdma: docs/rdma.md, "Pairing"): the socket is bound for it first, the TCP
+ * connect keeps that port, and the pairing after the connect gets the very announcement and a key with
+ * that port. Over a recording transport; the Soft-RoCE VM's suites run the real one.
+ */
+class ClientDecisionsTest {
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Recording rdma = new Recording();
+    private ServerSocket server;
+    private ClientDecisions decisions;
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) resources.get(i).close();
+    }
+
+    /** A transport that binds the local end in its announcement, as rdma does, and records what it saw. */
+    private static final class Recording implements Transport {
+        InetSocketAddress announcedLocal;
+        Duration announcedWait;
+        Announcement announcement;
+        ConnectionKey pairedKey;
+        Announcement pairedWith;
+
+        @Override
+        public String name() {
+            return "rdma";
+        }
+
+        @Override
+        public Availability availability() {
+            return Availability.available();
+        }
+
+        @Override
+        public ServerBinding listen(InetSocketAddress bound, AcceptPolicy policy) throws IOException {
+            throw new IOException("not in this test");
+        }
+
+        @Override
+        public Announcement announce(InetSocketAddress server, PairingOptions options, LocalEnd local) {
+            try {
+                announcedLocal = local.bind();
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+            announcedWait = options.fallbackWait();
+            announcement = () -> { };
+            return announcement;
+        }
+
+        @Override
+        public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
+            pairedKey = key;
+            pairedWith = announced;
+            return new PairingResult.Fallback("recorded");
+        }
+
+        @Override
+        public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks) {
+            return connect(key, options, hooks, null);
+        }
+    }
+
+    private void setUp() throws Exception {
+        server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        resources.add(server);
+        RuleSet rules = RuleSet.parse("client.conf", "rdma connect 127.0.0.1 " + server.getLocalPort() + " wait=3s");
+        decisions = new ClientDecisions(rules, Map.of(Provider.RDMA, rdma), new PathRecorder(Tracer.OFF, new ConnectionRegistry()));
+    }
+
+    private void accepted() throws IOException {
+        resources.add(server.accept());
+    }
+
+    @Test
+    void anUnboundSocketIsBoundForTheAnnouncementAndConnectsFromThatPort() throws Exception {
+        setUp();
+        Socket s = new Socket();
+        resources.add(s);
+        decisions.connecting(s, server.getLocalSocketAddress());
+        assertTrue(s.isBound(), "bound before the TCP connect");
+        int port = s.getLocalPort();
+        assertEquals(port, rdma.announcedLocal.getPort());
+        s.connect(server.getLocalSocketAddress());
+        accepted();
+        assertEquals(port, s.getLocalPort(), "the TCP connect kept the port the announcement named");
+        decisions.connected(s);
+        assertSame(rdma.announcement, rdma.pairedWith, "the pairing took the announcement");
+        assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), rdma.pairedKey.client());
+    }
+
+    @Test
+    void aSocketTheApplicationBoundKeepsItsPort() throws Exception {
+        setUp();
+        Socket s = new Socket();
+        resources.add(s);
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        int port = s.getLocalPort();
+        decisions.connecting(s, server.getLocalSocketAddress());
+        assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), rdma.announcedLocal);
+    }
+
+    @Test
+    void aNonBlockingChannelIsBoundAndItsAnnouncementTakesTheShorterWait() throws Exception {
+        setUp();
+        SocketChannel ch = SocketChannel.open();
+        resources.add(ch);
+        ch.configureBlocking(false);
+        assertNull(ch.getLocalAddress(), "unbound at first");
+        decisions.announce(ch, server.getLocalSocketAddress(), Duration.ofMillis(20));
+        InetSocketAddress local = (InetSocketAddress) ch.getLocalAddress();
+        assertEquals(local.getPort(), rdma.announcedLocal.getPort());
+        assertEquals(Duration.ofMillis(20), rdma.announcedWait, "capped at the non-blocking connect's wait");
+    }
+}
