@@ -87,6 +87,10 @@ final class ClientDecisions {
         if (a != null) {
             Announced old = announcements.put(owner, new Announced(a, System.nanoTime()));
             if (old != null) old.announcement().close();
+            // closed by another thread while the announcement was made (an rdma one takes an RDMA CM
+            // handshake): its close found nothing to withdraw, and a channel's connect that then throws
+            // withdraws nothing either; found in review, 2026-11-29
+            if (closed(owner)) withdraw(owner);
         }
     }
 
@@ -104,6 +108,10 @@ final class ClientDecisions {
             if (ch.getLocalAddress() instanceof InetSocketAddress a) return a;
         }
         throw new java.io.IOException("no local address for " + owner.getClass().getName());
+    }
+
+    private static boolean closed(Object owner) {
+        return owner instanceof Socket s ? s.isClosed() : owner instanceof java.nio.channels.Channel ch && !ch.isOpen();
     }
 
     /** The TCP connect failed (or the socket closed before it returned): the announcement is withdrawn. */

@@ -53,6 +53,9 @@ class ClientDecisionsTest {
         InetSocketAddress announcedLocal;
         Duration announcedWait;
         Announcement announcement;
+        /** Runs inside announce (another thread's close, say). */
+        Runnable during = () -> { };
+        volatile boolean withdrawn;
         ConnectionKey pairedKey;
         Announcement pairedWith;
 
@@ -79,7 +82,8 @@ class ClientDecisionsTest {
                 throw new AssertionError(e);
             }
             announcedWait = options.fallbackWait();
-            announcement = () -> { };
+            during.run();
+            announcement = () -> withdrawn = true;
             return announcement;
         }
 
@@ -133,6 +137,23 @@ class ClientDecisionsTest {
         int port = s.getLocalPort();
         decisions.connecting(s, server.getLocalSocketAddress());
         assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), rdma.announcedLocal);
+    }
+
+    /** A channel closed by another thread while its announcement was made: withdrawn, not left to the sweep. */
+    @Test
+    void anAnnouncementWhoseChannelClosedMeanwhileIsWithdrawn() throws Exception {
+        setUp();
+        SocketChannel ch = SocketChannel.open();
+        resources.add(ch);
+        rdma.during = () -> {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        };
+        decisions.announce(ch, server.getLocalSocketAddress(), null);
+        assertTrue(rdma.withdrawn, "the RDMA connection announced for a closed channel is dropped");
     }
 
     @Test

@@ -19,10 +19,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * why at once. TCP marks outlive their last use by {@link #TCP_MARK_TTL_NANOS}.
  *
  * <p>What accept waits for depends on the medium. Where clients announce themselves before their TCP
- * connect ({@link #announced}: shm, docs/shm.md "Why ANNOUNCE"), an accept whose request is not there
- * waits only until every client announced at that moment has sent its request or withdrawn; with none
- * announced it decides TCP at once, so a client without sora never waits. Otherwise (RDMA) it waits
- * for the request up to the pairing wait. Then, with a request, it waits for the COMMIT (at most
+ * connect ({@link #announced}: shm, docs/shm.md "Why ANNOUNCE"; rdma, whose RDMA connection made before
+ * the TCP connect is the announcement, docs/rdma.md "Pairing"), an accept whose request is not there
+ * waits only until every client announced at that moment has sent its request or withdrawn (or its
+ * announcement is older than the medium's age limit), at most the pairing wait; with none announced it
+ * decides TCP at once, so a client without sora never waits. Otherwise it waits for the request up to
+ * the pairing wait. Then, with a request, it waits for the COMMIT (at most
  * max(2 s, 10 x wait)).
  *
  * <p>Thread-safe. No thread of its own: requests run on the medium's thread, accepts on the
@@ -58,6 +60,8 @@ public final class PairingTable<L> {
     /** Why it closed (set before {@link #closed}). */
     private volatile String closedWhy;
     private volatile long lastSweepNanos;
+    /** How long an announcement makes accepts wait (see {@link #ANNOUNCE_TTL_NANOS}). */
+    private final long announceTtlNanos;
     /** {@link System#nanoTime}, or a test's clock. */
     private final java.util.function.LongSupplier clock;
 
@@ -66,11 +70,27 @@ public final class PairingTable<L> {
      *                        connect ({@link #announced}), so that accept waits only for them
      */
     public PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce) {
-        this(medium, policy, clientsAnnounce, System::nanoTime);
+        this(medium, policy, clientsAnnounce, ANNOUNCE_TTL_NANOS);
+    }
+
+    /**
+     * @param announceTtlNanos how long an announcement makes accepts wait ({@link #ANNOUNCE_TTL_NANOS} at
+     *                         least): a medium whose pairing may take longer (rdma under emulation, whose
+     *                         pairing-wait floor is seconds) gives its floor
+     */
+    public PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce, long announceTtlNanos) {
+        this(medium, policy, clientsAnnounce, System::nanoTime, announceTtlNanos);
     }
 
     /** @param clock the time of marks, announcements and sweeps (tests move it; waits still take real time) */
     PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce, java.util.function.LongSupplier clock) {
+        this(medium, policy, clientsAnnounce, clock, ANNOUNCE_TTL_NANOS);
+    }
+
+    /** As {@link #PairingTable(PairingMedium, AcceptPolicy, boolean, java.util.function.LongSupplier)}, with the age limit. */
+    PairingTable(PairingMedium<L> medium, AcceptPolicy policy, boolean clientsAnnounce, java.util.function.LongSupplier clock,
+                 long announceTtlNanos) {
+        this.announceTtlNanos = Math.max(ANNOUNCE_TTL_NANOS, announceTtlNanos);
         this.medium = medium;
         this.notAnnounced = "client announced no pairing (no sora, or no " + medium.name() + " rule for this server)";
         this.policy = policy;
@@ -192,10 +212,11 @@ public final class PairingTable<L> {
         long start = clock.getAsLong();
         sweep(start);
         try {
-            Object e = awaitEntry(key, start, wait);
+            boolean[] aged = new boolean[1];
+            Object e = awaitEntry(key, start, wait, aged);
             if (e instanceof TcpMark m) {
                 return new PairingResult.Fallback(closed ? closedWhy
-                        : m.reason() != null ? m.reason() : noRequest(start, wait));
+                        : m.reason() != null ? m.reason() : noRequest(start, wait, aged[0]));
             }
             @SuppressWarnings("unchecked")
             Pairing<L> p = (Pairing<L>) e;
@@ -222,7 +243,7 @@ public final class PairingTable<L> {
      * Waits for the key's entry while a request may still come (see the class comment), at most
      * {@code wait}; then atomically marks the key TCP if no entry came.
      */
-    private Object awaitEntry(ConnectionKey key, long start, Duration wait) throws InterruptedException {
+    private Object awaitEntry(ConnectionKey key, long start, Duration wait, boolean[] aged) throws InterruptedException {
         long deadline = start + wait.toNanos();
         // Announcements written before this connection's TCP connect may be unread still: have them
         // read now. Not under 'arrivals': the medium's thread holds its own lock while it hands a
@@ -243,10 +264,10 @@ public final class PairingTable<L> {
         for (;;) {
             long left;
             synchronized (arrivals) {
-                if (!waitsStill(key, pending)) break;
+                if (!waitsStill(key, pending, aged)) break;
                 if (clientsAnnounce && pending == null) {
                     pending = new HashSet<>(announced.keySet());
-                    if (!waitsStill(key, pending)) break; // only announcements past their age
+                    if (!waitsStill(key, pending, aged)) break; // only announcements past their age
                 }
                 left = deadline - clock.getAsLong();
                 if (left <= 0) break;
@@ -255,7 +276,7 @@ public final class PairingTable<L> {
             boolean waited = clientsAnnounce
                     && medium.awaitAnnounced(pending, Math.min(left, CATCH_UP_SLICE_MILLIS * 1_000_000L));
             if (!waited) synchronized (arrivals) {
-                if (!waitsStill(key, pending)) break; // a request came between the two locks (its wake-up is gone)
+                if (!waitsStill(key, pending, aged)) break; // a request came between the two locks (its wake-up is gone)
                 left = deadline - clock.getAsLong();
                 if (left <= 0) break;
                 waiting++;
@@ -288,9 +309,10 @@ public final class PairingTable<L> {
     /**
      * Under {@code arrivals}: whether the accept of {@code key} still waits (no entry decides it, the table
      * is open, and, where clients announce, one of those announced at the accept's start, {@code pending},
-     * has not yet sent its request or withdrawn; null at the first look: any announced now).
+     * has not yet sent its request or withdrawn; null at the first look: any announced now). Sets
+     * {@code aged[0]} when one of {@code pending} left it only by its age.
      */
-    private boolean waitsStill(ConnectionKey key, Set<Object> pending) {
+    private boolean waitsStill(ConnectionKey key, Set<Object> pending, boolean[] aged) {
         if ((clientsAnnounce ? decides(entries.get(key)) : entries.get(key) != null) || closed) return false;
         if (!clientsAnnounce) return true;
         long now = clock.getAsLong();
@@ -300,14 +322,19 @@ public final class PairingTable<L> {
             }
             return false;
         }
-        // gone from the announced (sent its request, or withdrew), or past its age
-        pending.removeIf(ch -> !fresh(announced.get(ch), now));
+        // gone from the announced (sent its request, or withdrew), or past its age (noted: the reason says so)
+        pending.removeIf(ch -> {
+            Long at = announced.get(ch);
+            if (fresh(at, now)) return false;
+            if (at != null) aged[0] = true;
+            return true;
+        });
         return !pending.isEmpty();
     }
 
-    /** Whether an announcement made at {@code at} (null: none) still makes accepts wait ({@link #ANNOUNCE_TTL_NANOS}). */
-    private static boolean fresh(Long at, long now) {
-        return at != null && now - at < ANNOUNCE_TTL_NANOS;
+    /** Whether an announcement made at {@code at} (null: none) still makes accepts wait ({@link #announceTtlNanos}). */
+    private boolean fresh(Long at, long now) {
+        return at != null && now - at < announceTtlNanos;
     }
 
     /**
@@ -347,9 +374,19 @@ public final class PairingTable<L> {
         return entry != null && !(entry instanceof TcpMark m && m.reason() == null);
     }
 
-    private String noRequest(long start, Duration wait) {
+    /**
+     * Why an accept that found no request decided TCP: its wait ran out, announcements it waited for
+     * passed their age limit ({@code aged}: their clients, this one's maybe among them, too slow to send
+     * their requests), or no client had announced anything.
+     */
+    private String noRequest(long start, Duration wait, boolean aged) {
         long waited = clock.getAsLong() - start;
-        return waited >= wait.toNanos() ? "no pairing request within " + wait.toMillis() + " ms" : notAnnounced;
+        if (waited >= wait.toNanos()) return "no pairing request within " + wait.toMillis() + " ms";
+        if (aged) {
+            return "no pairing request within " + announceTtlNanos / 1_000_000 + " ms of a client's announcement (the"
+                    + " longest an announcement makes accepts wait; a starved client JVM?)";
+        }
+        return notAnnounced;
     }
 
     /** The reason of every accept whose client announced nothing (a client without sora): made once, not per connection. */

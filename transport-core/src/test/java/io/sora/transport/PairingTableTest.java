@@ -257,6 +257,28 @@ class PairingTableTest {
         assertEquals(0, m.table.waitingAccepts());
     }
 
+    /**
+     * An announcement that passes its age limit while an accept waits for it ends the wait, and the accept
+     * says why (a client too slow to send its request after announcing, maybe this very one), not that no
+     * client announced anything. A medium's own limit counts (rdma gives its pairing-wait floor, seconds
+     * under emulation): an announcement younger than it keeps the accept waiting.
+     */
+    @Test
+    void anAnnouncementThatAgesWhileAnAcceptWaitsEndsTheWaitWithItsReason() throws Exception {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        FakeMedium m = new FakeMedium();
+        long limit = 3 * PairingTable.ANNOUNCE_TTL_NANOS;
+        m.table = new PairingTable<>(m, ALLOW, true, now::get, limit);
+        m.table.announced(new Object()); // a client that announced and then stalled
+        now.addAndGet(2 * PairingTable.ANNOUNCE_TTL_NANOS); // past the default limit, not past this table's
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
+                () -> m.table.awaitPairing(KEY, Duration.ofSeconds(120), new TestHooks()), TestThreads.OWN);
+        await("accept waits for the announced client", () -> m.table.waitingAccepts() == 1);
+        now.addAndGet(limit);
+        assertEquals("no pairing request within 3000 ms of a client's announcement (the longest an announcement makes"
+                + " accepts wait; a starved client JVM?)", fallback(accept.get(20, TimeUnit.SECONDS)));
+    }
+
     @Test
     void thePolicysRefusalMarksTheKeyAndWakesAWaitingAccept() throws Exception {
         FakeMedium m = medium(key -> new AcceptPolicy.Refuse("not in the list"), false);

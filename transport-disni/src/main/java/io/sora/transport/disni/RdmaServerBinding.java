@@ -62,7 +62,9 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         this.tracer = tracer;
         this.spinIterations = spinIterations;
         this.minWaitNanos = minWaitNanos;
-        this.table = new PairingTable<>(this, policy, true);
+        // an announcement counts as long as the transport's floor for a pairing (seconds under emulation,
+        // where a sora client's HELLO can come more than the engine's 1 s after its CONNECT_REQUEST)
+        this.table = new PairingTable<>(this, policy, true, minWaitNanos);
     }
 
     /** A binding with an RDMA CM listen on {@code listenAddress}. */
