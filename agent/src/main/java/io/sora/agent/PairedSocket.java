@@ -45,7 +45,7 @@ final class PairedSocket {
         if (s == null) {
             InputStream ring = connection.inputStream();
             if (tcp != null && ring instanceof io.sora.transport.RingInputStream r) r.tcpFallback(tcp);
-            s = new PinnedStreams.In(ring, socket);
+            s = new PinnedStreams.In(ring, socket, tcp);
             in = new WeakReference<>(s);
             inTaken = true;
         }
@@ -58,7 +58,7 @@ final class PairedSocket {
         if (s == null) {
             OutputStream ring = connection.outputStream();
             if (tcp != null && ring instanceof io.sora.transport.RingOutputStream r) r.tcpFallback(tcp);
-            s = new PinnedStreams.Out(ring, socket);
+            s = new PinnedStreams.Out(ring, socket, tcp);
             out = new WeakReference<>(s);
             outTaken = true;
         }

@@ -7,8 +7,11 @@ import java.lang.ref.Reference;
 import java.net.Socket;
 
 /**
- * The streams an application gets for a paired socket: the fast connection's streams, each holding
- * its socket strongly, as a TCP socket's own streams do. Nothing else in the agent holds a paired
+ * The streams an application gets for a paired socket (inside the JDK's own socket streams, which the
+ * socket caches): the fast connection's streams, each holding its socket strongly, as a TCP socket's own
+ * streams do, and the socket's TCP stream, where a direction may move (which the fast connection's
+ * stream holds weakly, and which nothing else holds once the JDK's wrapper wraps sora's stream: the
+ * impl makes a new one per call). Nothing else in the agent holds a paired
  * socket strongly (the side table is weak, the fast connection's hooks are weak), so a socket the
  * application drops without closing becomes unreachable once its streams are too, and the
  * {@link SocketCleaner} registration for it closes the fast path, as the JDK closes an
@@ -26,10 +29,14 @@ final class PinnedStreams {
         private final InputStream in;
         @SuppressWarnings({"unused", "FieldCanBeLocal"}) // reachability only
         private final Socket pin;
+        /** The socket's TCP stream, which the fast path's stream holds only weakly (reachability only). */
+        @SuppressWarnings({"unused", "FieldCanBeLocal"})
+        private final InputStream tcp;
 
-        In(InputStream in, Socket pin) {
+        In(InputStream in, Socket pin, InputStream tcp) {
             this.in = in;
             this.pin = pin;
+            this.tcp = tcp;
         }
 
         @Override
@@ -74,10 +81,14 @@ final class PinnedStreams {
         private final OutputStream out;
         @SuppressWarnings({"unused", "FieldCanBeLocal"}) // reachability only
         private final Socket pin;
+        /** As {@link In}'s. */
+        @SuppressWarnings({"unused", "FieldCanBeLocal"})
+        private final OutputStream tcp;
 
-        Out(OutputStream out, Socket pin) {
+        Out(OutputStream out, Socket pin, OutputStream tcp) {
             this.out = out;
             this.pin = pin;
+            this.tcp = tcp;
         }
 
         @Override

@@ -50,6 +50,17 @@ public final class ForkedJvm implements AutoCloseable {
 
     private static volatile boolean reported;
 
+    /** The JDK's feature version, from its {@code release} file ({@code JAVA_VERSION="17.0.15"}). */
+    public static int featureVersion(Path jdk) throws java.io.IOException {
+        for (String line : Files.readAllLines(jdk.resolve("release"))) {
+            if (line.startsWith("JAVA_VERSION=")) {
+                String v = line.substring("JAVA_VERSION=".length()).replace("\"", "");
+                return Integer.parseInt(v.split("[.+-]")[0]);
+            }
+        }
+        throw new IllegalStateException("no JAVA_VERSION in " + jdk.resolve("release"));
+    }
+
     public static Path agentJar() {
         Path p = Path.of(System.getProperty("sora.agent.jar", "../agent/target/sora-agent.jar"));
         if (!Files.isRegularFile(p)) {

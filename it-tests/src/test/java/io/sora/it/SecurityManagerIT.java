@@ -27,7 +27,7 @@ class SecurityManagerIT {
     @ParameterizedTest
     @MethodSource(ForkedJvm.JDKS)
     void theApplicationStartsAndTheAgentSaysItStaysOff(Path jdk) throws Exception {
-        int feature = featureVersion(jdk);
+        int feature = ForkedJvm.featureVersion(jdk);
         Assumptions.assumeTrue(feature < 24, "JDK " + feature + " refuses -Djava.security.manager by itself");
         Path conf = tmp.resolve("client.conf");
         Files.writeString(conf, "shm connect 127.0.0.1 65431\n");
@@ -40,16 +40,5 @@ class SecurityManagerIT {
             assertTrue(err.contains("[sora] not started: a security manager is installed (-Djava.security.manager)"), err);
             assertFalse(err.contains("FATAL") || err.contains("Exception"), err);
         }
-    }
-
-    /** The JDK's feature version, from its {@code release} file ({@code JAVA_VERSION="17.0.15"}). */
-    private static int featureVersion(Path jdk) throws Exception {
-        for (String line : Files.readAllLines(jdk.resolve("release"))) {
-            if (line.startsWith("JAVA_VERSION=")) {
-                String v = line.substring("JAVA_VERSION=".length()).replace("\"", "");
-                return Integer.parseInt(v.split("[.+-]")[0]);
-            }
-        }
-        throw new IllegalStateException("no JAVA_VERSION in " + jdk.resolve("release"));
     }
 }

@@ -54,8 +54,8 @@ public final class ChannelPatch implements ClassFileTransformer {
     private enum Shape { SERVED, ENTRY, EXIT, SELECT }
 
     /**
-     * One insertion: into {@code method} (name + descriptor; alternatives, of which a class has one,
-     * separated by {@code |}), the facade's {@code call}.
+     * One insertion: into {@code method} (name + descriptor; alternatives separated by {@code |}: the
+     * first of them the class has), the facade's {@code call}.
      */
     /** A final class, not a record: a record's generated methods would pin the agent's loader (NoGeneratedRecordMethodsTest). */
     private static final class Insertion {
@@ -87,9 +87,10 @@ public final class ChannelPatch implements ClassFileTransformer {
             return callDesc;
         }
 
-        boolean matches(String nameAndDesc) {
+        /** Whether this insertion goes into {@code nameAndDesc} of a class whose methods are {@code present}. */
+        boolean matches(String nameAndDesc, Set<String> present) {
             for (String m : method.split("\\|")) {
-                if (m.equals(nameAndDesc)) return true;
+                if (present.contains(m)) return m.equals(nameAndDesc);
             }
             return false;
         }
@@ -110,10 +111,17 @@ public final class ChannelPatch implements ClassFileTransformer {
                     new Insertion("finishConnect()Z", Shape.EXIT, "channelConnected", "(" + SC + "Z)V"),
                     new Insertion("blockingConnect(Ljava/net/SocketAddress;J)V", Shape.ENTRY, "channelConnecting", "(" + SC + "Ljava/net/SocketAddress;)V"),
                     new Insertion("blockingConnect(Ljava/net/SocketAddress;J)V", Shape.EXIT, "channelConnected", "(" + SC + ")V"),
-                    new Insertion("read(Ljava/nio/ByteBuffer;)I", Shape.SERVED, "channelRead", "(" + SC + "Ljava/nio/ByteBuffer;)I"),
-                    new Insertion("read([Ljava/nio/ByteBuffer;II)J", Shape.SERVED, "channelRead", "(" + SC + "[Ljava/nio/ByteBuffer;II)J"),
-                    new Insertion("write(Ljava/nio/ByteBuffer;)I", Shape.SERVED, "channelWrite", "(" + SC + "Ljava/nio/ByteBuffer;)I"),
-                    new Insertion("write([Ljava/nio/ByteBuffer;II)J", Shape.SERVED, "channelWrite", "(" + SC + "[Ljava/nio/ByteBuffer;II)J"),
+                    // JDK 22+: into implRead/implWrite, which read/write call between the timestamps of their JFR
+                    // jdk.SocketRead/SocketWrite events, so a paired channel's I/O is recorded as a TCP one's
+                    // (JDK 17 and 21: into read/write, which JFR's own instrumentation wraps)
+                    new Insertion("implRead(Ljava/nio/ByteBuffer;)I|read(Ljava/nio/ByteBuffer;)I", Shape.SERVED, "channelRead",
+                            "(" + SC + "Ljava/nio/ByteBuffer;)I"),
+                    new Insertion("implRead([Ljava/nio/ByteBuffer;II)J|read([Ljava/nio/ByteBuffer;II)J", Shape.SERVED, "channelRead",
+                            "(" + SC + "[Ljava/nio/ByteBuffer;II)J"),
+                    new Insertion("implWrite(Ljava/nio/ByteBuffer;)I|write(Ljava/nio/ByteBuffer;)I", Shape.SERVED, "channelWrite",
+                            "(" + SC + "Ljava/nio/ByteBuffer;)I"),
+                    new Insertion("implWrite([Ljava/nio/ByteBuffer;II)J|write([Ljava/nio/ByteBuffer;II)J", Shape.SERVED, "channelWrite",
+                            "(" + SC + "[Ljava/nio/ByteBuffer;II)J"),
                     new Insertion("blockingRead([BIIJ)I", Shape.SERVED, "channelStreamRead", "(" + SC + "[BIIJ)I"),
                     new Insertion("blockingWriteFully([BII)V", Shape.SERVED, "channelStreamWrite", "(" + SC + "[BII)I"),
                     new Insertion("available()I", Shape.SERVED, "channelAvailable", "(" + SC + ")I"),
@@ -324,6 +332,14 @@ public final class ChannelPatch implements ClassFileTransformer {
         Set<String> seen = new java.util.HashSet<>();
         Set<String> members = new java.util.HashSet<>();
         ClassReader reader = new ClassReader(bytes);
+        Set<String> present = new java.util.HashSet<>(); // instance methods with code, for the plan's alternatives
+        reader.accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exceptions) {
+                if ((access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0) present.add(m + desc);
+                return null;
+            }
+        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         ClassWriter writer = new ClassWriter(reader, 0);
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
             @Override
@@ -340,7 +356,7 @@ public final class ChannelPatch implements ClassFileTransformer {
                 String key = m + desc;
                 List<Insertion> here = new ArrayList<>(2);
                 for (Insertion i : plan) {
-                    if (i.matches(key)) {
+                    if (i.matches(key, present)) {
                         here.add(i);
                         seen.add(i.method());
                     }

@@ -28,8 +28,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *   <li>{@code Socket.connect(SocketAddress,int)}: {@code SoraBridge.connecting(this, endpoint)} first
  *       (a pairing client announces itself before its TCP connect), {@code SoraBridge.connected(this)}
  *       before return, {@code SoraBridge.connectFailed(this)} when it throws (rethrown);</li>
- *   <li>{@code Socket.getInputStream()/getOutputStream()}: the returned stream goes through
- *       {@code SoraBridge.inputStream/outputStream(this, stream)};</li>
+ *   <li>{@code Socket.getInputStream()/getOutputStream()}: the impl's stream, where the JDK wraps it in
+ *       its own socket stream, goes through {@code SoraBridge.inputStream/outputStream(this, stream)} (so
+ *       the JDK's wrapper, and its JFR events, stay the application's);</li>
  *   <li>{@code Socket.shutdownInput()/shutdownOutput()}: {@code SoraBridge.shutdown*(this)} before return;</li>
  *   <li>{@code Socket.setSoTimeout(int)}: {@code SoraBridge.soTimeoutSet(this)} before return;</li>
  *   <li>{@code Socket.close()}: {@code SoraBridge.closing(this)} first (its descriptor still open: a
@@ -192,6 +193,29 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
             super.visitInsn(opcode);
         }
 
+        /** Whether the impl's stream was replaced where the JDK wraps it (see {@link #visitMethodInsn}). */
+        private boolean implStreamWrapped;
+
+        /**
+         * {@code Socket.getInputStream()/getOutputStream()} wrap the impl's stream in the JDK's own
+         * {@code Socket$SocketInputStream/SocketOutputStream} (once, cached in the socket): the fast path's
+         * stream goes in there, in place of the impl's, so the JDK's wrapper stays the application's stream
+         * and emits its JFR {@code jdk.SocketRead}/{@code jdk.SocketWrite} events for paired sockets as for
+         * TCP ones (JDK 17: JFR instruments the wrapper; 22+: the wrapper emits them itself).
+         */
+        @Override
+        public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+            if (!socket || opcode != Opcodes.INVOKEVIRTUAL || !"java/net/SocketImpl".equals(owner)) return;
+            if (method.equals("getInputStream") && name.equals("getInputStream") && desc.equals("()Ljava/io/InputStream;")) {
+                wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
+                implStreamWrapped = true;
+            } else if (method.equals("getOutputStream") && name.equals("getOutputStream") && desc.equals("()Ljava/io/OutputStream;")) {
+                wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+                implStreamWrapped = true;
+            }
+        }
+
         private void beforeReturn() {
             switch (method) {
                 case "connect" -> self("connected", "(Ljava/net/Socket;)V");
@@ -199,8 +223,13 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 case "shutdownOutput" -> self("shutdownOutput", "(Ljava/net/Socket;)V");
                 case "setSoTimeout" -> self("soTimeoutSet", "(Ljava/net/Socket;)V");
                 case "bind" -> self("bound", "(Ljava/net/ServerSocket;)V");
-                case "getInputStream" -> wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
-                case "getOutputStream" -> wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+                // a JDK whose method does not call the impl's (none known): the returned stream, as before
+                case "getInputStream" -> {
+                    if (!implStreamWrapped) wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
+                }
+                case "getOutputStream" -> {
+                    if (!implStreamWrapped) wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+                }
                 case "accept" -> {
                     // stack: socket -> socket socket -> socket socket this -> socket this socket -> socket
                     super.visitInsn(Opcodes.DUP);
