@@ -120,6 +120,7 @@ final class BridgeDelegate implements SoraDelegate {
     /** The socket's fast path; a socket an accept() begun before a hot attach returned is decided here. */
     private PairedSocket paired(Socket socket) {
         PairedSocket p = recorder.paired(socket);
+        if (p == null && client.awaitDecision(socket)) p = recorder.paired(socket);
         if (p == null && hotAttach.active()) {
             Listeners.Server late = hotAttach.lateAccepted(socket);
             if (late != null) {

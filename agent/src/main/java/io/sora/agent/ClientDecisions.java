@@ -170,9 +170,42 @@ final class ClientDecisions {
         PairingOptions ruled = RuleTerms.options(rule);
         PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
                 RuleTerms.capped(ruled.fallbackWait(), maxWait));
-        PairingResult result = recorder.pair(Side.CLIENT, key, rule,
-                () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
-        recorder.record(socket, Side.CLIENT, key, rule, result);
+        java.util.concurrent.CountDownLatch decided = new java.util.concurrent.CountDownLatch(1);
+        deciding.put(socket, decided);
+        try {
+            PairingResult result = recorder.pair(Side.CLIENT, key, rule,
+                    () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
+            recorder.record(socket, Side.CLIENT, key, rule, result);
+        } finally {
+            deciding.remove(socket);
+            decided.countDown();
+        }
+    }
+
+    /**
+     * Sockets whose pairing runs now, on their connecting thread: the JDK marks a socket connected before
+     * its connect returns, and so before the pairing is decided.
+     */
+    private final Map<Socket, java.util.concurrent.CountDownLatch> deciding = new ConcurrentHashMap<>();
+
+    /** The longest another thread waits for a pairing under way (each of its steps is bounded by the rule's wait). */
+    private static final long DECISION_WAIT_SECONDS = 60;
+
+    /**
+     * Waits until {@code socket}'s pairing, if one runs now on another thread, is decided: a stream asked for
+     * meanwhile (another thread's {@code getInputStream} while the connect has not returned) would be the TCP
+     * socket's, which the JDK then caches for good, while the peer writes to the fast path (found in review,
+     * 2026-11-29). True if it waited.
+     */
+    boolean awaitDecision(Socket socket) {
+        java.util.concurrent.CountDownLatch l = deciding.get(socket);
+        if (l == null) return false;
+        try {
+            return l.await(DECISION_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Detach: every announcement still out is withdrawn. */

@@ -1,6 +1,7 @@
 package io.sora.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -87,10 +88,21 @@ class ClientDecisionsTest {
             return announcement;
         }
 
+        /** Counted down as the pairing begins; the pairing then waits for {@link #release}. */
+        final java.util.concurrent.CountDownLatch pairing = new java.util.concurrent.CountDownLatch(1);
+        volatile java.util.concurrent.CountDownLatch release;
+
         @Override
         public PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
             pairedKey = key;
             pairedWith = announced;
+            pairing.countDown();
+            java.util.concurrent.CountDownLatch r = release;
+            try {
+                if (r != null && !r.await(30, java.util.concurrent.TimeUnit.SECONDS)) throw new AssertionError("never released");
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
             return new PairingResult.Fallback("recorded");
         }
 
@@ -137,6 +149,37 @@ class ClientDecisionsTest {
         int port = s.getLocalPort();
         decisions.connecting(s, server.getLocalSocketAddress());
         assertEquals(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), rdma.announcedLocal);
+    }
+
+    /**
+     * Another thread that asks for a socket's stream while its connect is still pairing (the JDK marks the
+     * socket connected first) waits for the decision, so it gets the stream of the path decided.
+     */
+    @Test
+    void aStreamAskedForWhileThePairingRunsWaitsForItsDecision() throws Exception {
+        setUp();
+        rdma.release = new java.util.concurrent.CountDownLatch(1);
+        Socket s = new Socket();
+        resources.add(s);
+        decisions.connecting(s, server.getLocalSocketAddress());
+        s.connect(server.getLocalSocketAddress());
+        accepted();
+        Thread connecting = new Thread(() -> decisions.connected(s), "connecting");
+        connecting.start();
+        assertTrue(rdma.pairing.await(30, java.util.concurrent.TimeUnit.SECONDS), "the pairing began");
+        java.util.concurrent.atomic.AtomicBoolean waited = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread asking = new Thread(() -> waited.set(decisions.awaitDecision(s)), "asking");
+        asking.start();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (asking.getState() != Thread.State.TIMED_WAITING) {
+            if (System.nanoTime() > deadline) throw new AssertionError("the asking thread did not wait: " + asking.getState());
+            Thread.onSpinWait();
+        }
+        rdma.release.countDown();
+        asking.join(30_000);
+        connecting.join(30_000);
+        assertTrue(waited.get(), "it waited for the decision");
+        assertFalse(decisions.awaitDecision(s), "nothing to wait for once decided");
     }
 
     /** A channel closed by another thread while its announcement was made: withdrawn, not left to the sweep. */

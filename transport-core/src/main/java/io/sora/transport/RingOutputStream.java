@@ -129,8 +129,8 @@ public final class RingOutputStream extends OutputStream {
      * cannot carry the switch ({@link RingMedium#carriesTcpSwitch}) or the switch is off.
      */
     public void tcpFallback(OutputStream tcpStream) {
-        // weakly: the socket caches its stream, which holds the socket, and a fast connection must not keep
-        // its socket reachable (a socket dropped unclosed is cleaned once collected, as TCP's)
+        // weakly: a fast connection must not keep its socket reachable (a socket dropped unclosed is cleaned
+        // once collected, as TCP's); the application's stream holds it (the agent's PinnedStreams)
         if (switchable) tcp = new java.lang.ref.WeakReference<>(Objects.requireNonNull(tcpStream, "tcpStream"));
     }
 

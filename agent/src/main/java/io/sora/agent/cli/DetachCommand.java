@@ -29,8 +29,8 @@ final class DetachCommand implements Command {
                 Detaches sora from JVM <pid> (attached with 'attach' or started with -javaagent): the
                 original java.net.Socket and ServerSocket classes are restored and sora's listeners stop,
                 so new connections use plain TCP. Sockets already on a fast path keep it until they close,
-                through the stream objects the application already holds (a getInputStream() or
-                getOutputStream() called after the detach returns the TCP stream); paired channels, and
+                through the streams the application asked for before the detach (which the JDK caches:
+                asked again, the same come back; with the mt trace, the TCP stream); paired channels, and
                 sockets whose application had not yet taken both streams, are closed. Once the last of them
                 has closed (at once when there is none), nothing of sora is left in the JVM: no thread, no
                 file in the shm directory, and its class loader (with its native libraries) is freed by the

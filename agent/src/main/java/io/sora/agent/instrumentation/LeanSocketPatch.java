@@ -40,7 +40,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       closed is the fast path released, so a thread whose read fails with "Socket closed" already
  *       sees {@code isClosed()} true, as on TCP (JDK 25 marks the socket closed before closing its
  *       impl; releasing the fast path first let a reader see the failure with {@code isClosed()}
- *       still false);</li>
+ *       still false); on a normal return the socket's cached JDK streams are dropped (they wrap the fast
+ *       path's, which a closed socket the application keeps would otherwise keep);</li>
  *   <li>{@code ServerSocket.bind(SocketAddress,int)}: {@code SoraBridge.bound(this)} before return;
  *       {@code accept()}: {@code SoraBridge.accepted(this, socket)} before return;
  *       {@code close()}: {@code SoraBridge.serverClosed(this)} on the way out, likewise.</li>
@@ -238,10 +239,26 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "accepted",
                             "(Ljava/net/ServerSocket;Ljava/net/Socket;)V", false);
                 }
-                case "close" -> closeCall();
+                case "close" -> {
+                    closeCall();
+                    // the JDK's socket streams, cached in the socket, wrap a paired socket's fast-path streams:
+                    // a closed socket the application keeps would keep them, their mapping and (after a detach)
+                    // the agent's class loader. Only getInputStream/getOutputStream read these fields, and they
+                    // throw for a closed socket first
+                    if (socket) {
+                        clearField("in", "Ljava/io/InputStream;");
+                        clearField("out", "Ljava/io/OutputStream;");
+                    }
+                }
                 default -> {
                 }
             }
+        }
+
+        private void clearField(String field, String desc) {
+            super.visitVarInsn(Opcodes.ALOAD, 0);
+            super.visitInsn(Opcodes.ACONST_NULL);
+            super.visitFieldInsn(Opcodes.PUTFIELD, SOCKET, field, desc);
         }
 
         private void self(String call, String desc) {

@@ -2,6 +2,7 @@ package io.sora.it.semantics;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -634,6 +635,24 @@ public abstract class AbstractSocketSemanticsTest {
     @Test
     void twoEndsThatEachWriteMoreThanARingHoldsBeforeReadingBothFinish() throws Exception {
         exchangeMoreThanTheRingsHold(false);
+    }
+
+    /**
+     * A closed paired socket the application keeps holds none of its streams: the JDK caches its socket
+     * streams in the socket, and a paired socket's wrap the fast path's (its ring, its mapping and, after a
+     * detach, the agent's class loader), so sora drops them as the socket closes, where TCP's would stay
+     * (harmlessly: a closed socket hands out no stream). Found in review, 2026-11-29.
+     */
+    @Test
+    void aClosedPairedSocketKeepsNoStream() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse("tcp".equals(expectedPath()), "a TCP socket keeps its JDK streams");
+        java.lang.ref.WeakReference<InputStream> in = new java.lang.ref.WeakReference<>(client.getInputStream());
+        java.lang.ref.WeakReference<OutputStream> out = new java.lang.ref.WeakReference<>(client.getOutputStream());
+        client.close();
+        for (int i = 0; i < 5 && (in.get() != null || out.get() != null); i++) System.gc();
+        assertNull(in.get(), "the closed socket's input stream is still reachable");
+        assertNull(out.get(), "the closed socket's output stream is still reachable");
+        assertTrue(client.isClosed());
     }
 
     /**
