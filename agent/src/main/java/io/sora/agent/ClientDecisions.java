@@ -77,6 +77,9 @@ final class ClientDecisions {
         // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
         // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
         // yet, so it waits for nothing meanwhile.
+        // from here a pairing will be decided for this socket: a stream asked for by another thread once the
+        // JDK has marked it connected (before the connect's hook decides) waits for the decision
+        if (owner instanceof Socket s) deciding.putIfAbsent(s, new java.util.concurrent.CountDownLatch(1));
         PathWarmup.applicationPairing();
         PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
@@ -118,6 +121,7 @@ final class ClientDecisions {
     void withdraw(Object owner) {
         Announcement a = takeAnnouncement(owner);
         if (a != null) a.close();
+        if (owner instanceof Socket s) decided(s);
     }
 
     /** After the TCP connect: the connect rule's transport pairs the connection, or it stays on TCP. */
@@ -142,6 +146,20 @@ final class ClientDecisions {
         if (rules.isEmpty()) {
             return;
         }
+        try {
+            decideNow(owner, socket, maxWait);
+        } finally {
+            decided(socket);
+        }
+    }
+
+    /** {@code socket}'s pairing is decided (or will not be): threads waiting for it go on. */
+    private void decided(Socket socket) {
+        java.util.concurrent.CountDownLatch l = deciding.remove(socket);
+        if (l != null) l.countDown();
+    }
+
+    private void decideNow(Object owner, Socket socket, java.time.Duration maxWait) {
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
@@ -170,21 +188,16 @@ final class ClientDecisions {
         PairingOptions ruled = RuleTerms.options(rule);
         PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
                 RuleTerms.capped(ruled.fallbackWait(), maxWait));
-        java.util.concurrent.CountDownLatch decided = new java.util.concurrent.CountDownLatch(1);
-        deciding.put(socket, decided);
-        try {
-            PairingResult result = recorder.pair(Side.CLIENT, key, rule,
-                    () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
-            recorder.record(socket, Side.CLIENT, key, rule, result);
-        } finally {
-            deciding.remove(socket);
-            decided.countDown();
-        }
+        deciding.putIfAbsent(socket, new java.util.concurrent.CountDownLatch(1)); // if it did not announce
+        PairingResult result = recorder.pair(Side.CLIENT, key, rule,
+                () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
+        recorder.record(socket, Side.CLIENT, key, rule, result);
     }
 
     /**
-     * Sockets whose pairing runs now, on their connecting thread: the JDK marks a socket connected before
-     * its connect returns, and so before the pairing is decided.
+     * Sockets whose pairing is to be decided, from their announcement (or the start of the decision) until
+     * it is decided or withdrawn: the JDK marks a socket connected before its connect returns, and so
+     * before the pairing is decided.
      */
     private final Map<Socket, java.util.concurrent.CountDownLatch> deciding = new ConcurrentHashMap<>();
 
@@ -200,6 +213,9 @@ final class ClientDecisions {
     boolean awaitDecision(Socket socket) {
         java.util.concurrent.CountDownLatch l = deciding.get(socket);
         if (l == null) return false;
+        // a thread holding the socket's monitor would keep the connecting thread from the socket's
+        // synchronized methods (JDK 17's getSoTimeout, read as the pairing begins): no wait then
+        if (Thread.holdsLock(socket)) return false;
         try {
             return l.await(DECISION_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {

@@ -175,6 +175,18 @@ class ClientDecisionsTest {
             if (System.nanoTime() > deadline) throw new AssertionError("the asking thread did not wait: " + asking.getState());
             Thread.onSpinWait();
         }
+        // one that holds the socket's monitor does not wait: the connecting thread may need it (JDK 17's
+        // synchronized getSoTimeout), and would wait for it in turn
+        boolean[] heldWaited = new boolean[1];
+        Thread holding = new Thread(() -> {
+            synchronized (s) {
+                heldWaited[0] = decisions.awaitDecision(s);
+            }
+        }, "holding");
+        holding.start();
+        holding.join(30_000);
+        assertFalse(holding.isAlive(), "a thread holding the socket's monitor waited for the decision");
+        assertFalse(heldWaited[0]);
         rdma.release.countDown();
         asking.join(30_000);
         connecting.join(30_000);

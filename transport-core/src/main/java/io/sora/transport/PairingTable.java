@@ -3,6 +3,7 @@ package io.sora.transport;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -266,7 +267,12 @@ public final class PairingTable<L> {
             synchronized (arrivals) {
                 if (!waitsStill(key, pending, aged)) break;
                 if (clientsAnnounce && pending == null) {
-                    pending = new HashSet<>(announced.keySet());
+                    // only those still counting: one past its age at the start is not why this accept ends
+                    long now = clock.getAsLong();
+                    pending = new HashSet<>();
+                    for (Map.Entry<Object, Long> a : announced.entrySet()) {
+                        if (fresh(a.getValue(), now)) pending.add(a.getKey());
+                    }
                     if (!waitsStill(key, pending, aged)) break; // only announcements past their age
                 }
                 left = deadline - clock.getAsLong();

@@ -279,6 +279,27 @@ class PairingTableTest {
                 + " accepts wait; a starved client JVM?)", fallback(accept.get(20, TimeUnit.SECONDS)));
     }
 
+    /**
+     * An announcement already past its age when an accept starts is not why that accept ends: a plain
+     * client's accept, which waited for another client's fresh announcement until it was withdrawn, says
+     * that no client announced anything (review, 2026-11-29: it blamed the stale one).
+     */
+    @Test
+    void anAnnouncementStaleBeforeTheAcceptIsNotItsReason() throws Exception {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, ALLOW, true, now::get);
+        m.table.announced(new Object()); // a peer that connected and never asked
+        now.addAndGet(2 * PairingTable.ANNOUNCE_TTL_NANOS);
+        Object other = new Object();
+        m.table.announced(other); // another client, mid-connect
+        CompletableFuture<PairingResult> accept = CompletableFuture.supplyAsync(
+                () -> m.table.awaitPairing(KEY, Duration.ofSeconds(120), new TestHooks()), TestThreads.OWN);
+        await("accept waits for the fresh announcement", () -> m.table.waitingAccepts() == 1);
+        m.table.withdrawn(other);
+        assertEquals("client announced no pairing (no sora, or no fake rule for this server)", fallback(accept.get(20, TimeUnit.SECONDS)));
+    }
+
     @Test
     void thePolicysRefusalMarksTheKeyAndWakesAWaitingAccept() throws Exception {
         FakeMedium m = medium(key -> new AcceptPolicy.Refuse("not in the list"), false);

@@ -57,6 +57,12 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     /** Without a CM listen: connections are handed in by {@link #accepted} (tests, over fake verbs). */
     RdmaServerBinding(InetSocketAddress bound, InetSocketAddress listenAddress, AcceptPolicy policy, Tracer tracer,
                       int spinIterations, long minWaitNanos) {
+        this(bound, listenAddress, policy, tracer, spinIterations, minWaitNanos, minWaitNanos);
+    }
+
+    /** As above; {@code announceTtlNanos}: how long an announced connection makes accepts wait (tests: long). */
+    RdmaServerBinding(InetSocketAddress bound, InetSocketAddress listenAddress, AcceptPolicy policy, Tracer tracer,
+                      int spinIterations, long minWaitNanos, long announceTtlNanos) {
         this.bound = bound;
         this.listenAddress = listenAddress;
         this.tracer = tracer;
@@ -64,7 +70,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         this.minWaitNanos = minWaitNanos;
         // an announcement counts as long as the transport's floor for a pairing (seconds under emulation,
         // where a sora client's HELLO can come more than the engine's 1 s after its CONNECT_REQUEST)
-        this.table = new PairingTable<>(this, policy, true, minWaitNanos);
+        this.table = new PairingTable<>(this, policy, true, announceTtlNanos);
     }
 
     /** A binding with an RDMA CM listen on {@code listenAddress}. */
@@ -123,7 +129,11 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         return link;
     }
 
-    /** How long an accepted RDMA connection may take to send its HELLO (a sora client sends it at once). */
+    /**
+     * How long an accepted RDMA connection may take to send its HELLO (a sora client sends it right after
+     * its TCP connect, which follows the RDMA connection: milliseconds, or seconds when the connect's SYN is
+     * retried; past the announcements' age limit such a client is decided TCP, both ends agreeing).
+     */
     static final long HELLO_WAIT_NANOS = 10_000_000_000L;
     private volatile long helloWaitNanos = HELLO_WAIT_NANOS;
 

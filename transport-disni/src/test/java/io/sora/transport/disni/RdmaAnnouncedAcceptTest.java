@@ -49,7 +49,8 @@ class RdmaAnnouncedAcceptTest {
         serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         resources.add(serverSocket);
         InetSocketAddress bound = (InetSocketAddress) serverSocket.getLocalSocketAddress();
-        binding = new RdmaServerBinding(bound, bound, key -> new AcceptPolicy.Allow(OPTIONS), Tracer.OFF, 0, 0);
+        // announcements count for a minute: a loaded machine's slow steps must not age them out
+        binding = new RdmaServerBinding(bound, bound, key -> new AcceptPolicy.Allow(OPTIONS), Tracer.OFF, 0, 0, 60_000_000_000L);
         resources.add(binding::close);
     }
 
