@@ -79,7 +79,7 @@ final class ClientDecisions {
         // yet, so it waits for nothing meanwhile.
         // from here a pairing will be decided for this socket: a stream asked for by another thread once the
         // JDK has marked it connected (before the connect's hook decides) waits for the decision
-        if (owner instanceof Socket s) deciding.putIfAbsent(s, new java.util.concurrent.CountDownLatch(1));
+        if (owner instanceof Socket s) deciding.putIfAbsent(s, new Decision());
         PathWarmup.applicationPairing();
         PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
@@ -155,8 +155,14 @@ final class ClientDecisions {
 
     /** {@code socket}'s pairing is decided (or will not be): threads waiting for it go on. */
     private void decided(Socket socket) {
-        java.util.concurrent.CountDownLatch l = deciding.remove(socket);
-        if (l != null) l.countDown();
+        Decision d = deciding.remove(socket);
+        if (d != null) d.done.countDown();
+    }
+
+    /** A pairing to be decided, on the connecting thread. A final class, not a record (NoGeneratedRecordMethodsTest). */
+    private static final class Decision {
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final Thread deciding = Thread.currentThread();
     }
 
     private void decideNow(Object owner, Socket socket, java.time.Duration maxWait) {
@@ -188,7 +194,7 @@ final class ClientDecisions {
         PairingOptions ruled = RuleTerms.options(rule);
         PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
                 RuleTerms.capped(ruled.fallbackWait(), maxWait));
-        deciding.putIfAbsent(socket, new java.util.concurrent.CountDownLatch(1)); // if it did not announce
+        deciding.putIfAbsent(socket, new Decision()); // if it did not announce
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
                 () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
         recorder.record(socket, Side.CLIENT, key, rule, result);
@@ -199,7 +205,7 @@ final class ClientDecisions {
      * it is decided or withdrawn: the JDK marks a socket connected before its connect returns, and so
      * before the pairing is decided.
      */
-    private final Map<Socket, java.util.concurrent.CountDownLatch> deciding = new ConcurrentHashMap<>();
+    private final Map<Socket, Decision> deciding = new ConcurrentHashMap<>();
 
     /** The longest another thread waits for a pairing under way (each of its steps is bounded by the rule's wait). */
     private static final long DECISION_WAIT_SECONDS = 60;
@@ -211,13 +217,13 @@ final class ClientDecisions {
      * 2026-11-29). True if it waited.
      */
     boolean awaitDecision(Socket socket) {
-        java.util.concurrent.CountDownLatch l = deciding.get(socket);
-        if (l == null) return false;
-        // a thread holding the socket's monitor would keep the connecting thread from the socket's
-        // synchronized methods (JDK 17's getSoTimeout, read as the pairing begins): no wait then
-        if (Thread.holdsLock(socket)) return false;
+        Decision d = deciding.get(socket);
+        // not on the connecting thread itself; and a thread holding the socket's monitor would keep the
+        // connecting thread from the socket's synchronized methods (JDK 17's getSoTimeout, read as the
+        // pairing begins): no wait then either
+        if (d == null || d.deciding == Thread.currentThread() || Thread.holdsLock(socket)) return false;
         try {
-            return l.await(DECISION_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+            return d.done.await(DECISION_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
