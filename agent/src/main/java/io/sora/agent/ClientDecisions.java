@@ -73,19 +73,17 @@ final class ClientDecisions {
         // without the file descriptors a paired connection needs: no announcement, and decide() records
         // the connection on TCP with the reason
         if (DescriptorBudget.PROCESS.refusal() != null) return;
+        // from here a pairing will be decided for this socket: a stream asked for by another thread once the
+        // JDK has marked it connected (before the connect's hook decides) waits for the decision
+        if (owner instanceof Socket s) deciding.putIfAbsent(s, new Decision());
         // A JVM's first pairing waits for the start-up warm-up here, before it announces itself:
         // pairing while the warm-up and the compilations it queued take the CPU was slow enough on
         // one CPU for either side's pairing wait to run out (TCP then). The server has seen nothing
         // yet, so it waits for nothing meanwhile.
-        // from here a pairing will be decided for this socket: a stream asked for by another thread once the
-        // JDK has marked it connected (before the connect's hook decides) waits for the decision
-        if (owner instanceof Socket s) deciding.putIfAbsent(s, new Decision());
         PathWarmup.applicationPairing();
         PathWarmup.awaitDataPath();
         if (!announcements.isEmpty()) sweepAnnouncements();
-        PairingOptions ruled = RuleTerms.options(rule);
-        PairingOptions options = maxWait == null ? ruled : new PairingOptions(ruled.sendBufferSize(),
-                ruled.receiveBufferSize(), RuleTerms.capped(ruled.fallbackWait(), maxWait));
+        PairingOptions options = RuleTerms.options(rule, maxWait);
         Announcement a = transport.announce(remote, options, () -> bindLocally(owner));
         if (a != null) {
             Announced old = announcements.put(owner, new Announced(a, System.nanoTime()));
@@ -191,9 +189,7 @@ final class ClientDecisions {
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingOptions ruled = RuleTerms.options(rule);
-        PairingOptions options = new PairingOptions(ruled.sendBufferSize(), ruled.receiveBufferSize(),
-                RuleTerms.capped(ruled.fallbackWait(), maxWait));
+        PairingOptions options = RuleTerms.options(rule, maxWait);
         deciding.putIfAbsent(socket, new Decision()); // if it did not announce
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
                 () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));

@@ -15,6 +15,12 @@ final class RuleTerms {
                 rule.options().fallbackWait());
     }
 
+    /** The pairing options of a rule, its wait {@link #capped} by {@code maxWait} (null: the rule's). */
+    static PairingOptions options(Rule rule, java.time.Duration maxWait) {
+        return new PairingOptions(rule.options().sendBufferSize(), rule.options().receiveBufferSize(),
+                capped(rule.options().fallbackWait(), maxWait));
+    }
+
     /** {@code wait}, or {@code cap} when that is shorter (null: no cap). */
     static java.time.Duration capped(java.time.Duration wait, java.time.Duration cap) {
         return cap != null && cap.compareTo(wait) < 0 ? cap : wait;

@@ -273,7 +273,7 @@ public final class PairingTable<L> {
                     for (Map.Entry<Object, Long> a : announced.entrySet()) {
                         if (fresh(a.getValue(), now)) pending.add(a.getKey());
                     }
-                    if (!waitsStill(key, pending, aged)) break; // only announcements past their age
+                    if (!waitsStill(key, pending, aged)) break; // none left fresh, or a request came meanwhile
                 }
                 left = deadline - clock.getAsLong();
                 if (left <= 0) break;

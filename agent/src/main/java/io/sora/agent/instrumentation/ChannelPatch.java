@@ -87,12 +87,19 @@ public final class ChannelPatch implements ClassFileTransformer {
             return callDesc;
         }
 
-        /** Whether this insertion goes into {@code nameAndDesc} of a class whose methods are {@code present}. */
+        /**
+         * Whether this insertion goes into {@code nameAndDesc} of a class whose methods are {@code present}
+         * (null: a plan without alternatives, read for none).
+         */
         boolean matches(String nameAndDesc, Set<String> present) {
             for (String m : method.split("\\|")) {
-                if (present.contains(m)) return m.equals(nameAndDesc);
+                if (present == null || present.contains(m)) return m.equals(nameAndDesc);
             }
             return false;
+        }
+
+        boolean hasAlternatives() {
+            return method.indexOf('|') >= 0;
         }
     }
 
@@ -332,14 +339,18 @@ public final class ChannelPatch implements ClassFileTransformer {
         Set<String> seen = new java.util.HashSet<>();
         Set<String> members = new java.util.HashSet<>();
         ClassReader reader = new ClassReader(bytes);
-        Set<String> present = new java.util.HashSet<>(); // instance methods with code, for the plan's alternatives
-        reader.accept(new ClassVisitor(Opcodes.ASM9) {
-            @Override
-            public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exceptions) {
-                if ((access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0) present.add(m + desc);
-                return null;
-            }
-        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        // instance methods with code, for the plan's alternatives: read only where the plan has some (a first
+        // pass over the class, at start-up for the classes loaded by then)
+        Set<String> present = plan.stream().anyMatch(Insertion::hasAlternatives) ? new java.util.HashSet<>() : null;
+        if (present != null) {
+            reader.accept(new ClassVisitor(Opcodes.ASM9) {
+                @Override
+                public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exceptions) {
+                    if ((access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0) present.add(m + desc);
+                    return null;
+                }
+            }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        }
         ClassWriter writer = new ClassWriter(reader, 0);
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
             @Override

@@ -176,14 +176,6 @@ public final class DisniTransport implements Transport {
         }
     }
 
-    /** Without a local end to bind, the RDMA connection takes an ephemeral RDMA port. */
-    @Override
-    public Announcement announce(InetSocketAddress server, PairingOptions options) {
-        return announce(server, options, () -> {
-            throw new IOException("no local end");
-        });
-    }
-
     /**
      * After the TCP connect: pairs it over the RDMA connection {@code announced} made before it. A
      * connection not announced so stays on TCP: the server's accept decided it TCP at once, having seen

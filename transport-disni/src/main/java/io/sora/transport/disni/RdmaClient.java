@@ -236,11 +236,6 @@ final class RdmaClient {
             }
         }
 
-        /** The reason this announcement has no RDMA connection, or null. */
-        String failure() {
-            return failure;
-        }
-
         /** The TCP connect failed (or the announcement went unused): the RDMA connection is dropped. */
         @Override
         public void close() {
