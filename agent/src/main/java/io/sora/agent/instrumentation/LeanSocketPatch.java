@@ -207,14 +207,22 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean itf) {
             super.visitMethodInsn(opcode, owner, name, desc, itf);
-            if (!socket || opcode != Opcodes.INVOKEVIRTUAL || !"java/net/SocketImpl".equals(owner)) return;
-            if (method.equals("getInputStream") && name.equals("getInputStream") && desc.equals("()Ljava/io/InputStream;")) {
-                wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
-                implStreamWrapped = true;
-            } else if (method.equals("getOutputStream") && name.equals("getOutputStream") && desc.equals("()Ljava/io/OutputStream;")) {
-                wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+            if (streamMethod() && opcode == Opcodes.INVOKEVIRTUAL && "java/net/SocketImpl".equals(owner)
+                    && name.equals(method) && desc.startsWith("()")) {
+                wrapStream();
                 implStreamWrapped = true;
             }
+        }
+
+        /** {@code Socket.getInputStream()} or {@code getOutputStream()}. */
+        private boolean streamMethod() {
+            return socket && (method.equals("getInputStream") || method.equals("getOutputStream"));
+        }
+
+        /** stack: the impl's (or the JDK's) stream -> the one the bridge gives for it. */
+        private void wrapStream() {
+            if (method.equals("getInputStream")) wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
+            else wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
         }
 
         private void beforeReturn() {
@@ -225,11 +233,8 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 case "setSoTimeout" -> self("soTimeoutSet", "(Ljava/net/Socket;)V");
                 case "bind" -> self("bound", "(Ljava/net/ServerSocket;)V");
                 // a JDK whose method does not call the impl's (none known): the returned stream, as before
-                case "getInputStream" -> {
-                    if (!implStreamWrapped) wrap("inputStream", "(Ljava/net/Socket;Ljava/io/InputStream;)Ljava/io/InputStream;");
-                }
-                case "getOutputStream" -> {
-                    if (!implStreamWrapped) wrap("outputStream", "(Ljava/net/Socket;Ljava/io/OutputStream;)Ljava/io/OutputStream;");
+                case "getInputStream", "getOutputStream" -> {
+                    if (!implStreamWrapped) wrapStream();
                 }
                 case "accept" -> {
                     // stack: socket -> socket socket -> socket socket this -> socket this socket -> socket
