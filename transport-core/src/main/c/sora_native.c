@@ -558,3 +558,161 @@ static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remo
     *found_if = m->id.idiag_if;
     return m->idiag_state == 0 ? -EBADMSG : (jint)m->idiag_state;
 }
+
+/*
+ * The RDMA pairing's proof that a client owns the TCP connection it names (docs/rdma.md, "Proof of the
+ * TCP connection"): the client writes a secret the server sent it over RDMA on the TCP connection itself,
+ * which only the connection's owner can; the server looks at the front of what it received without
+ * taking it, and takes the proof only when it is there.
+ */
+
+/*
+ * The descriptor of a java.net.Socket of the JDK's platform implementation: Socket.impl, then
+ * SocketImpl.fd, then FileDescriptor.fd, read through JNI (which applies no access checks; these fields
+ * are the same on JDK 17 and 25). -1 when a link is missing (another implementation, a socket not yet
+ * created, or closed).
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_socketFd0(JNIEnv *env, jclass cls, jobject socket)
+{
+    (void)cls;
+    static jclass delegating; /* a global reference, made once */
+    static jfieldID implField, fdField, fdIntField, delegateField;
+    if (socket == NULL) return -1;
+    if (__atomic_load_n(&delegateField, __ATOMIC_ACQUIRE) == NULL) {
+        jclass s = (*env)->FindClass(env, "java/net/Socket");
+        jclass si = s == NULL ? NULL : (*env)->FindClass(env, "java/net/SocketImpl");
+        jclass fdc = si == NULL ? NULL : (*env)->FindClass(env, "java/io/FileDescriptor");
+        jclass dl = fdc == NULL ? NULL : (*env)->FindClass(env, "java/net/DelegatingSocketImpl");
+        jfieldID a = dl == NULL ? NULL : (*env)->GetFieldID(env, s, "impl", "Ljava/net/SocketImpl;");
+        jfieldID b = a == NULL ? NULL : (*env)->GetFieldID(env, si, "fd", "Ljava/io/FileDescriptor;");
+        jfieldID c = b == NULL ? NULL : (*env)->GetFieldID(env, fdc, "fd", "I");
+        jfieldID d = c == NULL ? NULL : (*env)->GetFieldID(env, dl, "delegate", "Ljava/net/SocketImpl;");
+        jclass g = d == NULL ? NULL : (*env)->NewGlobalRef(env, dl);
+        if (g == NULL) {
+            (*env)->ExceptionClear(env);
+            return -1;
+        }
+        /* field ids stay valid while their classes are loaded: these never unload */
+        implField = a;
+        fdField = b;
+        fdIntField = c;
+        delegating = g; /* two first calls at once each make one: one global reference kept for good */
+        __atomic_store_n(&delegateField, d, __ATOMIC_RELEASE); /* last: the others are set when it is */
+    }
+    jobject impl = (*env)->GetObjectField(env, socket, implField);
+    /* a client socket's impl is a SOCKS wrapper (DelegatingSocketImpl) around the platform one */
+    for (int depth = 0; impl != NULL && depth < 4; depth++) {
+        jobject fd = (*env)->GetObjectField(env, impl, fdField);
+        if (fd != NULL) return (*env)->GetIntField(env, fd, fdIntField);
+        if (!(*env)->IsInstanceOf(env, impl, delegating)) return -1;
+        impl = (*env)->GetObjectField(env, impl, delegateField);
+    }
+    return -1;
+}
+
+/* The port of a socket address (either family); -1 for another family. */
+static int port_of(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    if (ss->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    return -1;
+}
+
+/*
+ * Writes all of bytes on the connected TCP socket fd, if fd's local and remote ports are still
+ * localPort and remotePort (a descriptor the application closed meanwhile, and the number given to a
+ * new file, is not written to). Waits for room at most 1 s (a fresh connection's buffer always has room
+ * for a proof). Returns 0, -EBADF when fd is not that connection, or -errno.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv *env, jclass cls, jint fd, jbyteArray bytes,
+                                                                         jint localPort, jint remotePort)
+{
+    (void)cls;
+    jbyte buf[256];
+    jsize n = (*env)->GetArrayLength(env, bytes);
+    if (n < 0 || n > (jsize)sizeof buf) return -EINVAL;
+    (*env)->GetByteArrayRegion(env, bytes, 0, n, buf);
+    struct sockaddr_storage mine, peer;
+    socklen_t ml = sizeof mine, pl = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&mine, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0) {
+        return errno == ENOTSOCK || errno == ENOTCONN || errno == EBADF ? -EBADF : -errno;
+    }
+    if (port_of(&mine) != localPort || port_of(&peer) != remotePort) return -EBADF;
+    jsize done = 0;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (done < n) {
+        ssize_t w = send(fd, buf + done, (size_t)(n - done), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            done += (jsize)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;
+        if (spent >= 1000) return -ETIMEDOUT;
+        struct pollfd p = { .fd = fd, .events = POLLOUT, .revents = 0 };
+        if (poll(&p, 1, (int)(1000 - spent)) < 0 && errno != EINTR) return -errno;
+    }
+    return 0;
+}
+
+/*
+ * Copies up to len(buf) bytes from the front of what the TCP socket fd received, without taking them,
+ * after waiting at most millis for that many (SO_RCVLOWAT raised to that count for the wait, then put
+ * back) or for the end of the stream. Returns the count copied (0: none yet), -ENODATA at the end of the
+ * stream with nothing received, or -errno. hup[0] is set to 1 when the peer's end (or an error) was seen,
+ * so a caller holding fewer bytes than it wants knows no more come.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv *env, jclass cls, jint fd, jbyteArray into,
+                                                                         jint millis, jintArray hup)
+{
+    (void)cls;
+    char buf[256];
+    jsize want = (*env)->GetArrayLength(env, into);
+    if (want <= 0 || want > (jsize)sizeof buf) return -EINVAL;
+    int old = 1, lowat = want;
+    socklen_t ol = sizeof old;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &ol) != 0) return -errno;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) != 0) return -errno;
+    struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
+    int rc = poll(&p, 1, millis < 0 ? 0 : millis);
+    int perr = errno;
+    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof old);
+    if (rc < 0 && perr != EINTR) return -perr;
+    jint ended = rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 1 : 0;
+    (*env)->SetIntArrayRegion(env, hup, 0, 1, &ended);
+    ssize_t got = recv(fd, buf, (size_t)want, MSG_PEEK | MSG_DONTWAIT);
+    if (got < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+    if (got == 0) return -ENODATA;
+    (*env)->SetByteArrayRegion(env, into, 0, (jsize)got, (jbyte *)buf);
+    return (jint)got;
+}
+
+/* Takes n (<= 256) bytes that peek0 showed at the front of fd. Returns the count taken, or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_discard0(JNIEnv *env, jclass cls, jint fd, jint n)
+{
+    (void)env;
+    (void)cls;
+    char buf[256];
+    if (n < 0 || n > (jint)sizeof buf) return -EINVAL;
+    jint done = 0;
+    while (done < n) {
+        ssize_t r = recv(fd, buf, (size_t)(n - done), MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return done > 0 ? done : -errno;
+        if (r == 0) break;
+        done += (jint)r;
+    }
+    return done;
+}
+
+/* shutdown(fd, SHUT_RDWR): its reader sees the end of the stream, its writer an error, the peer an end. Returns 0 or -errno. */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_shutdown0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    return shutdown(fd, SHUT_RDWR) == 0 ? 0 : -errno;
+}

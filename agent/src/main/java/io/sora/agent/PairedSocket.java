@@ -134,6 +134,13 @@ final class PairedSocket {
                 s.close();
             }
         }
+
+        /** The socket's TCP connection through its descriptor (an RDMA pairing's proof); null when out of reach. */
+        @Override
+        public io.sora.transport.TcpConnection tcp() {
+            Socket s = ref.get();
+            return s == null ? null : io.sora.transport.NativeTcp.of(s);
+        }
     }
 
     /** The hooks for {@code socket}, its timeout read now: a {@code setSoTimeout} from here on updates it. */

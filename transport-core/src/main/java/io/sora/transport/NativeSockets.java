@@ -129,6 +129,16 @@ public final class NativeSockets {
             this.clientPort = r[4];
         }
 
+        /** The client end, as a {@link TcpConnection} (valid until this is closed). */
+        public TcpConnection clientEnd() {
+            return NativeTcp.ofDescriptor(fds[1], clientPort, serverPort);
+        }
+
+        /** The accepted end, as a {@link TcpConnection} (valid until this is closed). */
+        public TcpConnection acceptedEnd() {
+            return NativeTcp.ofDescriptor(fds[2], serverPort, clientPort);
+        }
+
         @Override
         public void close() {
             for (int fd : fds) close0(fd);
@@ -180,6 +190,72 @@ public final class NativeSockets {
     public static boolean unscopedLinkLocal(java.net.InetAddress a) {
         return a instanceof java.net.Inet6Address six && six.isLinkLocalAddress() && six.getScopeId() == 0;
     }
+
+    /**
+     * The descriptor of {@code socket} (a {@code java.net.Socket} of the JDK's own implementation, or the
+     * adaptor of one of its channels), -1 when it cannot be had (libsora not loaded, another
+     * implementation, not created, closed). Valid only while the socket is open.
+     */
+    public static int socketFd(java.net.Socket socket) {
+        if (!Futex.isAvailable() || socket.isClosed()) return -1;
+        if (socket.getChannel() != null) return fd(socket.getChannel());
+        try {
+            return socketFd0(socket);
+        } catch (UnsatisfiedLinkError e) {
+            return -1; // an older library without the call
+        }
+    }
+
+    /**
+     * Writes all of {@code bytes} (at most 256) on the connected TCP socket {@code fd}, provided its local
+     * and remote ports are still {@code localPort} and {@code remotePort}: a descriptor closed meanwhile
+     * by another thread, its number given to a new file, is not written to.
+     *
+     * @throws java.io.IOException with {@code errno}, or "not the connection" when the ports differ
+     */
+    public static void send(int fd, byte[] bytes, int localPort, int remotePort) throws java.io.IOException {
+        int rc = send0(fd, bytes, localPort, remotePort);
+        if (rc == -9 /* EBADF */) throw new java.net.SocketException("descriptor " + fd + " is no longer the TCP connection "
+                + localPort + " -> " + remotePort + " (closed meanwhile?)");
+        if (rc < 0) throw new java.io.IOException("send on the TCP connection failed: " + NativeFiles.describe(rc));
+    }
+
+    /**
+     * Copies up to {@code into.length} (at most 256) bytes from the front of what the TCP socket {@code fd}
+     * received, without taking them, after waiting at most {@code millis} for that many or the end of the
+     * stream. Returns the count copied (0: none yet); -1 at the end of the stream with nothing received.
+     * {@code ended[0]} is set when the peer's end was seen (no more bytes come).
+     */
+    public static int peek(int fd, byte[] into, int millis, boolean[] ended) throws java.io.IOException {
+        int[] hup = new int[1];
+        int rc = peek0(fd, into, millis, hup);
+        ended[0] = hup[0] != 0 || rc == -61 /* ENODATA */;
+        if (rc == -61) return -1;
+        if (rc < 0) throw new java.io.IOException("peek on the TCP connection failed: " + NativeFiles.describe(rc));
+        return rc;
+    }
+
+    /** Takes {@code n} (at most 256) bytes {@link #peek} showed at the front of {@code fd}. */
+    public static void discard(int fd, int n) throws java.io.IOException {
+        int rc = discard0(fd, n);
+        if (rc != n) throw new java.io.IOException("could not take " + n + " bytes from the TCP connection: "
+                + (rc < 0 ? NativeFiles.describe(rc) : rc + " taken"));
+    }
+
+    /** {@code shutdown(fd, SHUT_RDWR)}; failures ignored (a connection reset already has no direction left). */
+    public static void shutdown(int fd) {
+        shutdown0(fd);
+    }
+
+    private static native int socketFd0(java.net.Socket socket);
+
+    private static native int send0(int fd, byte[] bytes, int localPort, int remotePort);
+
+    private static native int peek0(int fd, byte[] into, int millis, int[] hup);
+
+    private static native int discard0(int fd, int n);
+
+    private static native int shutdown0(int fd);
 
     private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
 

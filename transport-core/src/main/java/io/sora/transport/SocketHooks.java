@@ -14,4 +14,12 @@ public interface SocketHooks {
 
     /** Closes the application socket (which in turn closes the fast connection). */
     void closeSocket() throws IOException;
+
+    /**
+     * The socket's TCP connection, for a pairing's proof of ownership ({@link TcpConnection}); null where
+     * it cannot be reached (the medium then does not pair).
+     */
+    default TcpConnection tcp() {
+        return null;
+    }
 }

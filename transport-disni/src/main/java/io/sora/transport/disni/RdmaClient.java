@@ -10,6 +10,8 @@ import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.RingConnection;
 import io.sora.transport.SocketHooks;
+import io.sora.transport.NativeSockets;
+import io.sora.transport.TcpConnection;
 import io.sora.transport.Announcement;
 import io.sora.transport.Transport;
 import java.io.IOException;
@@ -23,8 +25,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The client half of pairing, run by the application's connecting thread: right before its TCP connect,
  * the RDMA CM connect to the same address and port ({@link #announce}: resolve address, route, connect,
- * each bounded by the rule's wait); once the TCP connect returned, HELLO, OFFER or NO, COMMIT over
- * SEND/RECV ({@link Announced#pair}). Every failure is a {@link PairingResult.Fallback} with its reason,
+ * each bounded by the rule's wait); once the TCP connect returned, HELLO, OFFER or NO over SEND/RECV, the
+ * proof written on the TCP connection, COMMIT ({@link Announced#pair}). Every failure is a {@link PairingResult.Fallback} with its reason,
  * and releases what was set up (the server, seeing the RDMA connection drop before COMMIT, keeps the
  * connection on TCP as well).
  *
@@ -250,22 +252,78 @@ final class RdmaClient {
      */
     static PairingResult exchange(RdmaMedium medium, Verbs.Region ring, ConnectionKey key, PairingOptions options,
                                   long deadline, SocketHooks hooks, int spinIterations) throws IOException, InterruptedException {
+        TcpConnection tcp = hooks.tcp();
+        if (tcp == null) {
+            // the server pairs only a client that proves it owns the TCP connection, by writing on it
+            return new PairingResult.Fallback("cannot reach the TCP connection to write the pairing's proof on it ("
+                    + NativeSockets.availability() + ")");
+        }
         medium.qp.postMessage(new RdmaWire.Hello(key, ring.address(), ring.rkey(), options.receiveBufferSize()));
-        RdmaWire.Message reply = medium.nextMessage(deadline);
+        RdmaWire.Message reply;
+        try {
+            reply = medium.nextMessage(deadline);
+        } catch (RuntimeException | InterruptedException e) {
+            decline(medium.qp, "gave up: " + e.getMessage());
+            throw e;
+        }
         if (reply == null) {
-            return new PairingResult.Fallback("no pairing reply within " + options.fallbackWait().toMillis() + " ms");
+            // an OFFER may be on its way: said, so that the server does not wait for a proof (see decline)
+            String why = "no pairing reply within " + options.fallbackWait().toMillis() + " ms";
+            decline(medium.qp, why);
+            return new PairingResult.Fallback(why);
         }
         if (reply instanceof RdmaWire.No no) return new PairingResult.Fallback(no.reason());
         if (!(reply instanceof RdmaWire.Offer offer)) {
-            return new PairingResult.Fallback("unexpected pairing reply " + reply.getClass().getSimpleName());
+            String why = "unexpected pairing reply " + reply.getClass().getSimpleName();
+            decline(medium.qp, why);
+            return new PairingResult.Fallback(why);
         }
+        String declined = null;
         if (offer.ringSize() <= 0 || offer.ringSize() > MAX_RING) {
-            return new PairingResult.Fallback("offer has a " + offer.ringSize() + "-byte ring (1 byte to 256 MiB allowed)");
+            declined = "offer has a " + offer.ringSize() + "-byte ring (1 byte to 256 MiB allowed)";
+        } else {
+            try {
+                medium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+            } catch (IOException | RuntimeException e) {
+                declined = "could not set up the ring the server offered: " + e.getMessage();
+            }
         }
-        medium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+        if (declined != null) {
+            // said before the connection drops: the server then knows no proof comes on the TCP connection and
+            // hands it to its application at once (else it waits for one, and shuts the connection down)
+            decline(medium.qp, declined);
+            return new PairingResult.Fallback(declined);
+        }
+        try {
+            // the proof before the COMMIT: a server that has the COMMIT finds the proof on its way or there
+            tcp.write(RdmaWire.proof(offer.secret()));
+        } catch (IOException e) {
+            return new PairingResult.Fallback("could not write the pairing's proof on the TCP connection: " + e.getMessage());
+        }
         medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
         medium.paired();
         return new PairingResult.Paired(new RingConnection(medium.id, "rdma", medium, hooks, spinIterations));
+    }
+
+    /** How long a NO may take to leave before the connection is dropped (bounded: the server falls back anyway). */
+    private static final long NO_SEND_WAIT_NANOS = 200_000_000L;
+
+    /**
+     * Sends NO with {@code reason} after the HELLO (an OFFER may have come, or be on its way) and lets it
+     * complete (bounded); the caller then drops the connection. The server, told no proof will come on the
+     * TCP connection, hands it to its application as it is; without the NO it waits for the proof and at
+     * length shuts the connection down, since a late proof would reach the application.
+     */
+    static void decline(QueuePair qp, String reason) {
+        try {
+            long seq = qp.postMessage(new RdmaWire.No(reason));
+            long deadline = System.nanoTime() + NO_SEND_WAIT_NANOS;
+            while (qp.completedUpTo() < seq && System.nanoTime() - deadline < 0) {
+                if (qp.poll(true) <= 0) Thread.onSpinWait();
+            }
+        } catch (IOException | RuntimeException e) {
+            // the server waits for a proof that does not come, then shuts the TCP connection down
+        }
     }
 
     /**

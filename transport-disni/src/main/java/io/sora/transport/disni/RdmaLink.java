@@ -32,6 +32,14 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
     private Pairing<RdmaLink> pairing;
     /** Why the connection failed before a pairing took it over; guarded by this. */
     private String failure;
+    /** When the OFFER went out ({@link System#nanoTime}); 0 before. */
+    volatile long offeredAtNanos;
+    /**
+     * The client's NO after its HELLO: it gives the pairing up without writing the proof on its TCP
+     * connection (before or after an OFFER), so the accept need not wait for one (docs/rdma.md, "Proof of
+     * the TCP connection").
+     */
+    private volatile String declined;
 
     RdmaLink(long id, RdmaCmId cmId, RdmaMedium medium, RdmaServerBinding binding) {
         this.id = id;
@@ -110,6 +118,9 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
             binding.request(this, h);
         } else if (m instanceof RdmaWire.Commit c) {
             committed(c.secret());
+        } else if (m instanceof RdmaWire.No no && hello != null) {
+            declined = no.reason();
+            fail("the client gave the offer up: " + no.reason());
         } else {
             fail("unexpected pairing message " + m.getClass().getSimpleName());
             medium.abort();
@@ -135,6 +146,16 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
             this.pairing = pairing;
             return failure == null;
         }
+    }
+
+    /** The OFFER's secret; null before the binding's offer. */
+    byte[] secret() {
+        return secret;
+    }
+
+    /** The client's reason when it gave the pairing up without writing the proof (its NO after the HELLO), or null. */
+    String declined() {
+        return declined;
     }
 
     /** Why the connection failed before the offer, or null. */

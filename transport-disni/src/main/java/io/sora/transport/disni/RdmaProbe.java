@@ -49,6 +49,11 @@ final class RdmaProbe {
             throw new IOException("no RDMA device (" + sys + " is " + (devices == null ? "missing" : "empty") + ")");
         }
         checkMemlock(Path.of("/proc/self/limits"), Path.of("/proc/self/status"), BYTES_PER_CONNECTION);
+        if (!io.sora.transport.Futex.isAvailable()) {
+            // a pairing's proof of the TCP connection is written and read through it (docs/rdma.md)
+            throw new IOException("sora's native library is needed for RDMA pairing: "
+                    + io.sora.transport.NativeSockets.availability());
+        }
         RdmaEventChannel channel;
         try {
             channel = RdmaEventChannel.createEventChannel();

@@ -16,22 +16,29 @@ import java.nio.charset.StandardCharsets;
  * HELLO  (1) client address, server address (u8 len 4|16, bytes, u16 port each),
  *            i64 client ring address, i32 client ring rkey, i32 client ring size
  * OFFER  (2) i64 server ring address, i32 rkey, i32 size, 16 bytes secret, i64 server connection id
- * NO     (3) u16 n, n bytes UTF-8 reason
+ * NO     (3) u16 n, n bytes UTF-8 reason (the server's refusal of a HELLO, or the client giving an OFFER up
+ *            before it wrote the proof)
  * COMMIT (4) the 16-byte secret of the OFFER
  * CTRL   (5) i64 consumer cursor, i32 flags, i64 receives reposted
  *            (after COMMIT: byte credits, half-close flags, and receive-slot credits: how many
  *            receives the sender of the CTRL has posted again since COMMIT's side started counting)
  * </pre>
  * Data never travels in messages: it is RDMA-written into the peer's ring.
+ *
+ * <p>Between OFFER and COMMIT the client writes the PROOF on the TCP connection itself (not over RDMA):
+ * {@code u32 magic "SORP" | the OFFER's 16-byte secret}. Only the TCP connection's owner can write it
+ * there; the server takes it from the front of the TCP stream before its application reads anything
+ * (docs/rdma.md, "Proof of the TCP connection").
  */
 final class RdmaWire {
     static final int MAGIC = 0x534F5241; // "SORA"
     /**
      * 2: CTRL carries the receives reposted (slot credits). 3: the client makes its RDMA connection before
      * its TCP connect (its announcement, docs/rdma.md "Pairing"); a server of 3 refuses an older client,
-     * whose RDMA connection made after an accept that decided TCP at once would look announced.
+     * whose RDMA connection made after an accept that decided TCP at once would look announced. 4: the
+     * client writes the PROOF on its TCP connection before COMMIT, and may answer an OFFER with NO.
      */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     /** Size of one receive buffer, so the upper bound of every message. */
     static final int SLOT_SIZE = 128;
     static final int SECRET_SIZE = 16;
@@ -42,6 +49,9 @@ final class RdmaWire {
     static final byte COMMIT = 4;
     static final byte CTRL = 5;
     static final int PREAMBLE = 4 + 2 + 1;
+    /** "SORP": the first bytes of the proof a client writes on its TCP connection. */
+    static final int PROOF_MAGIC = 0x534F5250;
+    static final int PROOF_SIZE = 4 + SECRET_SIZE;
     /** Length of a CTRL message; small enough to be sent inline. */
     static final int CTRL_SIZE = PREAMBLE + 8 + 4 + 8;
 
@@ -57,6 +67,11 @@ final class RdmaWire {
     record No(String reason) implements Message {}
 
     record Commit(byte[] secret) implements Message {}
+
+    /** The proof for an OFFER's {@code secret}: what the client writes on its TCP connection. */
+    static byte[] proof(byte[] secret) {
+        return ByteBuffer.allocate(PROOF_SIZE).putInt(PROOF_MAGIC).put(secret, 0, SECRET_SIZE).array();
+    }
 
     /** Writes {@code m} at {@code offset} (absolute puts) and returns its length. */
     static int encode(Message m, ByteBuffer buf, int offset) {

@@ -4,18 +4,16 @@ import io.sora.transport.AcceptPolicy;
 import io.sora.transport.Announcement;
 import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
-import io.sora.transport.Futex;
 import io.sora.transport.NativeSockets;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
+import io.sora.transport.TcpConnection;
 import io.sora.transport.Transport;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.time.Duration;
 
 /**
@@ -45,7 +43,17 @@ final class SelfTest {
     }
 
     private static long once(Transport t, InetAddress address) throws IOException {
-        SocketHooks hooks = new SocketHooks() {
+        PairingOptions options = new PairingOptions(4096, 4096, WAIT);
+        // libsora is there (the probe requires it): the JDK's socket classes must not load here (see NativeSockets.tcpPair)
+        try (NativeSockets.TcpPair tcp = NativeSockets.tcpPair(address)) {
+            return pair(t, new InetSocketAddress(address, tcp.serverPort), new InetSocketAddress(address, tcp.clientPort),
+                    options, hooks(tcp.clientEnd()), hooks(tcp.acceptedEnd()));
+        }
+    }
+
+    /** Hooks of one end of the self-test's TCP connection: the proof is written and read on it. */
+    private static SocketHooks hooks(TcpConnection tcp) {
+        return new SocketHooks() {
             @Override
             public int soTimeoutMillis() {
                 return (int) WAIT.toMillis();
@@ -55,26 +63,17 @@ final class SelfTest {
             public void closeSocket() {
                 // the self-test closes its connections itself
             }
-        };
-        PairingOptions options = new PairingOptions(4096, 4096, WAIT);
-        if (!Futex.isAvailable()) {
-            // without libsora: the JDK's sockets (on a start beside main, the gate may then wait for it)
-            try (ServerSocket ss = new ServerSocket(0, 1, address);
-                 Socket c = new Socket(address, ss.getLocalPort());
-                 Socket s = ss.accept()) {
-                return pair(t, (InetSocketAddress) ss.getLocalSocketAddress(), (InetSocketAddress) c.getLocalSocketAddress(),
-                        options, hooks);
+
+            @Override
+            public TcpConnection tcp() {
+                return tcp;
             }
-        }
-        try (NativeSockets.TcpPair tcp = NativeSockets.tcpPair(address)) {
-            return pair(t, new InetSocketAddress(address, tcp.serverPort), new InetSocketAddress(address, tcp.clientPort),
-                    options, hooks);
-        }
+        };
     }
 
     /** Pairs the TCP connection {@code client -> server} (both ends in this process) and exchanges a byte each way. */
     private static long pair(Transport t, InetSocketAddress server, InetSocketAddress client, PairingOptions options,
-                             SocketHooks hooks) throws IOException {
+                             SocketHooks clientHooks, SocketHooks serverHooks) throws IOException {
         ServerBinding b = t.listen(server, k -> new AcceptPolicy.Allow(options));
         boolean closed = false;
         try {
@@ -84,10 +83,10 @@ final class SelfTest {
             // as a client does: the RDMA connection before the accept can see the TCP connection (the TCP
             // connection is made already, but no accept looks at it before the announcement is made)
             Announcement announced = t.announce(server, options, () -> client);
-            Thread accepting = new Thread(() -> accepted[0] = b.awaitPairing(key, WAIT, hooks), "sora-rdma-selftest");
+            Thread accepting = new Thread(() -> accepted[0] = b.awaitPairing(key, WAIT, serverHooks), "sora-rdma-selftest");
             accepting.setDaemon(true);
             accepting.start();
-            PairingResult connected = t.connect(key, options, hooks, announced);
+            PairingResult connected = t.connect(key, options, clientHooks, announced);
             long took = System.nanoTime() - start;
             if (!(connected instanceof PairingResult.Paired)) {
                 // no pairing is coming: the closed listener ends the accept's wait now (it waited its whole

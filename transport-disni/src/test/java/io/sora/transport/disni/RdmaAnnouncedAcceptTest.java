@@ -11,6 +11,7 @@ import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
+import io.sora.transport.TestHooks;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -80,16 +81,17 @@ class RdmaAnnouncedAcceptTest {
 
     /** The server's accept of {@code t} on its own thread, started and seen waiting. */
     private Thread accepting(Socket[] t, Duration wait, AtomicReference<PairingResult> result) {
-        Thread a = new Thread(() -> result.set(binding.awaitPairing(serverKey(t), wait, RdmaMediumTest.HOOKS)), "accepting");
+        Thread a = new Thread(() -> result.set(binding.awaitPairing(serverKey(t), wait, new TestHooks(t[1]))), "accepting");
         a.setDaemon(true);
         a.start();
         RdmaMediumTest.await("the accept waits", () -> a.getState() == Thread.State.TIMED_WAITING);
         return a;
     }
 
-    private static PairingResult exchange(FakeRdmaConnection l, ConnectionKey key) throws Exception {
-        PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, OPTIONS, System.nanoTime() + WAIT.toNanos(),
-                RdmaMediumTest.HOOKS, 0);
+    /** The client's pairing of {@code t} (its proof written on {@code t}'s TCP connection). */
+    private static PairingResult exchange(FakeRdmaConnection l, Socket[] t) throws Exception {
+        PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), clientKey(t), OPTIONS, System.nanoTime() + WAIT.toNanos(),
+                new TestHooks(t[0]), 0);
         if (!(r instanceof PairingResult.Paired)) l.client().abort();
         return r;
     }
@@ -98,7 +100,7 @@ class RdmaAnnouncedAcceptTest {
     void anAcceptWithNoRdmaConnectionPendingIsTcpAtOnce() throws Exception {
         listen();
         Socket[] t = tcp();
-        PairingResult r = binding.awaitPairing(serverKey(t), WAIT, RdmaMediumTest.HOOKS);
+        PairingResult r = binding.awaitPairing(serverKey(t), WAIT, new TestHooks(t[1]));
         assertEquals(NOT_ANNOUNCED, assertInstanceOf(PairingResult.Fallback.class, r).reason());
     }
 
@@ -109,7 +111,7 @@ class RdmaAnnouncedAcceptTest {
         Socket[] t = tcp();
         AtomicReference<PairingResult> accepted = new AtomicReference<>();
         Thread a = accepting(t, WAIT, accepted);
-        FastConnection client = assertInstanceOf(PairingResult.Paired.class, exchange(l, clientKey(t))).connection();
+        FastConnection client = assertInstanceOf(PairingResult.Paired.class, exchange(l, t)).connection();
         resources.add(client);
         a.join(WAIT.toMillis());
         FastConnection server = assertInstanceOf(PairingResult.Paired.class, accepted.get(), () -> "server: " + accepted.get()).connection();
@@ -141,7 +143,7 @@ class RdmaAnnouncedAcceptTest {
         Thread a = accepting(t, Duration.ofMillis(50), accepted);
         a.join(WAIT.toMillis());
         assertEquals("no pairing request within 50 ms", assertInstanceOf(PairingResult.Fallback.class, accepted.get()).reason());
-        String reason = assertInstanceOf(PairingResult.Fallback.class, exchange(l, clientKey(t))).reason();
+        String reason = assertInstanceOf(PairingResult.Fallback.class, exchange(l, t)).reason();
         assertTrue(reason.startsWith("server already accepted on TCP (pairing request arrived after "), reason);
     }
 }

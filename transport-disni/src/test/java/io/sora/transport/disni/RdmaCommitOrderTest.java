@@ -63,6 +63,7 @@ class RdmaCommitOrderTest {
     /** One RDMA connection to the binding, set up up to the client's COMMIT. */
     private final class Connection {
         final ConnectionKey serverKey;
+        final Socket accepted;
         final RdmaServerBinding binding;
         final RdmaLink link;
         final RdmaMedium server;
@@ -80,6 +81,7 @@ class RdmaCommitOrderTest {
             resources.add(c);
             Socket s = ss.accept();
             resources.add(s);
+            accepted = s;
             InetSocketAddress bound = (InetSocketAddress) ss.getLocalSocketAddress();
             ConnectionKey clientKey = new ConnectionKey((InetSocketAddress) c.getLocalSocketAddress(),
                     (InetSocketAddress) c.getRemoteSocketAddress());
@@ -108,6 +110,7 @@ class RdmaCommitOrderTest {
             RdmaMediumTest.await("the server's completion thread waits in a held event wait", () -> v[1].holdsEventsOf(completions));
 
             clientMedium.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+            io.sora.transport.NativeTcp.of(c).write(RdmaWire.proof(offer.secret()));
             clientMedium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
             clientMedium.paired();
             client = new RingConnection(11, "rdma", clientMedium, RdmaMediumTest.HOOKS, 0);
@@ -122,7 +125,7 @@ class RdmaCommitOrderTest {
         /** Lets the server's completion thread run again, then accepts as the application does. */
         FastConnection accept() {
             serverVerbs.releaseEvents();
-            PairingResult r = binding.awaitPairing(serverKey, WAIT, RdmaMediumTest.HOOKS);
+            PairingResult r = binding.awaitPairing(serverKey, WAIT, new io.sora.transport.TestHooks(accepted));
             FastConnection c = assertInstanceOf(PairingResult.Paired.class, r,
                     () -> "the client committed, so accept must get the connection: " + r).connection();
             resources.add(c);

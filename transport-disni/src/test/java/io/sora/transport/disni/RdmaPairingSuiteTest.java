@@ -50,7 +50,7 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
                 try {
                     l = link(key);
                     long deadline = System.nanoTime() + options.fallbackWait().toNanos();
-                    PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, options, deadline, RdmaMediumTest.HOOKS, 0);
+                    PairingResult r = RdmaClient.exchange(l.client(), l.clientRing(), key, options, deadline, clientHooks(key), 0);
                     paired = r instanceof PairingResult.Paired;
                     return r;
                 } catch (IOException | InterruptedException e) {
@@ -65,12 +65,16 @@ class RdmaPairingSuiteTest extends AbstractPairingTest {
                 FakeRdmaConnection l = link(key);
                 l.client().qp.postMessage(new RdmaWire.Hello(key, l.clientRing().address(), l.clientRing().rkey(), 4096));
                 assertInstanceOf(RdmaWire.Offer.class, l.client().nextMessage(System.nanoTime() + WAIT.toNanos()));
-                return l.client()::abort;
+                // as a sora client that gives an offer up: it says so, then drops the connection
+                return () -> {
+                    RdmaClient.decline(l.client().qp, "its wait ran out");
+                    l.client().abort();
+                };
             }
 
             @Override
             public String abandonedReason() {
-                return "peer disconnected (RDMA_CM_EVENT_DISCONNECTED)";
+                return "the client gave the offer up: its wait ran out";
             }
 
             @Override

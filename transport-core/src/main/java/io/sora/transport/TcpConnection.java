@@ -1,0 +1,31 @@
+package io.sora.transport;
+
+import java.io.IOException;
+
+/**
+ * The TCP connection under an application's socket, as a pairing's proof of ownership uses it: the
+ * client writes a secret the server sent it over the fast medium on the TCP connection itself, which
+ * only the connection's owner can do; the server looks at the front of what it received without taking
+ * it, and takes the proof only when it is there (docs/rdma.md, "Proof of the TCP connection").
+ */
+public interface TcpConnection {
+    /** Writes all of {@code bytes} (at most 256) on the connection, before any byte of the application's. */
+    void write(byte[] bytes) throws IOException;
+
+    /**
+     * Copies up to {@code into.length} (at most 256) bytes from the front of what was received, without
+     * taking them, after waiting at most {@code millis} for that many or for the end of the stream.
+     *
+     * @return the count copied (0: none yet), -1 at the end of the stream with nothing received
+     */
+    int peek(byte[] into, int millis) throws IOException;
+
+    /** Whether the peer's end of the stream (or a reset) was seen by the last {@link #peek}: no more bytes come. */
+    boolean ended();
+
+    /** Takes the first {@code n} bytes, which {@link #peek} showed. */
+    void discard(int n) throws IOException;
+
+    /** Shuts both directions down: the application reads the end of the stream, its peer too. */
+    void shutdown();
+}

@@ -1,0 +1,120 @@
+package io.sora.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** The calls the RDMA pairing's proof of the TCP connection makes, on real loopback connections. */
+class NativeTcpTest {
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    /**
+     * A client socket's descriptor (reached through its SOCKS wrapper) takes a proof; the server sees it
+     * at the front without taking it, takes exactly it, and the application's bytes after it are
+     * read by the JDK's own stream, whole and in order.
+     */
+    @Test
+    void aProofWrittenIsSeenWithoutBeingTakenThenTakenAlone() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort());
+             Socket s = ss.accept()) {
+            TcpConnection client = NativeTcp.of(c);
+            TcpConnection server = NativeTcp.of(s);
+            assertNotNull(client, "no descriptor for a client socket: " + NativeSockets.availability());
+            assertNotNull(server, "no descriptor for an accepted socket");
+            byte[] proof = "SORP0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+            client.write(proof);
+            c.getOutputStream().write("after".getBytes(StandardCharsets.US_ASCII));
+            byte[] seen = new byte[proof.length];
+            assertEquals(proof.length, server.peek(seen, 5_000));
+            assertArrayEquals(proof, seen);
+            byte[] again = new byte[proof.length];
+            assertEquals(proof.length, server.peek(again, 0), "a peek takes nothing");
+            server.discard(proof.length);
+            assertArrayEquals("after".getBytes(StandardCharsets.US_ASCII), s.getInputStream().readNBytes(5));
+        }
+    }
+
+    /**
+     * A peek waits for as many bytes as asked for (one byte there is not enough), gives what there is when
+     * its wait ends, and reports the peer's end: -1 with nothing, the bytes and {@code ended()} with some.
+     */
+    @Test
+    void aPeekWaitsForTheWholeCountAndSeesTheEnd() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort());
+             Socket s = ss.accept()) {
+            TcpConnection server = NativeTcp.of(s);
+            byte[] into = new byte[4];
+            assertEquals(0, server.peek(into, 20), "nothing received yet");
+            c.getOutputStream().write('x');
+            long t0 = System.nanoTime();
+            int n = 0;
+            for (int i = 0; i < 100 && n == 0; i++) n = server.peek(into, 50); // the byte may still be on its way
+            assertEquals(1, n);
+            assertTrue(System.nanoTime() - t0 >= 40_000_000L, "returned before its wait ended with 1 of 4 bytes");
+            assertEquals(false, server.ended());
+            c.shutdownOutput();
+            boolean ended = false;
+            for (int i = 0; i < 100 && !ended; i++) {
+                assertEquals(1, server.peek(into, 50));
+                ended = server.ended();
+            }
+            assertTrue(ended, "the peer's end was not seen");
+            assertEquals('x', s.getInputStream().read(), "the peeked byte is still the application's");
+            assertEquals(-1, server.peek(into, 50));
+            assertTrue(server.ended());
+        }
+    }
+
+    /** A descriptor whose ports are not the connection's is not written to; a closed socket has none. */
+    @Test
+    void aWriteChecksTheDescriptorIsStillTheConnection() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort());
+             Socket s = ss.accept()) {
+            int fd = NativeSockets.socketFd(c);
+            assertTrue(fd >= 0);
+            IOException e = assertThrows(IOException.class,
+                    () -> NativeSockets.send(fd, new byte[] {1}, c.getLocalPort(), c.getPort() + 1));
+            assertTrue(e.getMessage().contains("no longer the TCP connection"), e.getMessage());
+            assertEquals(0, s.getInputStream().available());
+            TcpConnection client = NativeTcp.of(c);
+            c.close();
+            assertEquals(-1, NativeSockets.socketFd(c));
+            assertThrows(java.net.SocketException.class, () -> client.write(new byte[] {1}));
+        }
+    }
+
+    /** A channel's descriptor serves as a socket's; a shutdown makes the application read its end. */
+    @Test
+    void channelsAndShutdown() throws Exception {
+        try (ServerSocketChannel ss = ServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0));
+             SocketChannel c = SocketChannel.open(ss.getLocalAddress()); SocketChannel s = ss.accept()) {
+            TcpConnection client = NativeTcp.of(c.socket());
+            TcpConnection server = NativeTcp.of(s.socket());
+            assertNotNull(client, NativeSockets.availability());
+            client.write(new byte[] {7, 8, 9});
+            byte[] seen = new byte[3];
+            int n = 0;
+            for (int i = 0; i < 100 && n < 3; i++) n = server.peek(seen, 50);
+            assertArrayEquals(new byte[] {7, 8, 9}, Arrays.copyOf(seen, n));
+            server.shutdown();
+            ByteBuffer b = ByteBuffer.allocate(8);
+            assertEquals(3, s.read(b), "bytes received before the shutdown are still read");
+            assertEquals(-1, s.read(b.clear()));
+            assertEquals(-1, c.read(ByteBuffer.allocate(1)), "the peer sees the end too");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.sora.transport.disni;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sora.trace.Tracer;
+import io.sora.transport.AcceptPolicy;
+import io.sora.transport.ConnectionKey;
+import io.sora.transport.FastConnection;
+import io.sora.transport.NativeTcp;
+import io.sora.transport.PairingOptions;
+import io.sora.transport.PairingResult;
+import io.sora.transport.TestHooks;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The RDMA pairing's proof of the TCP connection (docs/rdma.md, "Proof of the TCP connection"): an RDMA
+ * peer that names a TCP connection it does not own (another user's of the client host, read from its
+ * {@code /proc/net/tcp}) gets an OFFER, but cannot write the proof on that connection, so the server
+ * never pairs it: the application gets its TCP connection with every byte, or, if no byte came, a
+ * connection shut down, never the attacker's. Over {@link FakeVerbs} for RDMA and real loopback TCP.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RdmaProofTest {
+    private static final Duration WAIT = Duration.ofSeconds(5);
+    private static final PairingOptions OPTIONS = new PairingOptions(4096, 4096, WAIT);
+    private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private RdmaServerBinding binding;
+    private ServerSocket serverSocket;
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) resources.get(i).close();
+    }
+
+    private void listen() throws IOException {
+        serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        resources.add(serverSocket);
+        InetSocketAddress bound = (InetSocketAddress) serverSocket.getLocalSocketAddress();
+        binding = new RdmaServerBinding(bound, bound, key -> new AcceptPolicy.Allow(OPTIONS), Tracer.OFF, 0, 0, 60_000_000_000L);
+        resources.add(binding::close);
+    }
+
+    /** A TCP connection, made and accepted: [0] client, [1] server side. */
+    private Socket[] tcp() throws IOException {
+        Socket c = new Socket(serverSocket.getInetAddress(), serverSocket.getLocalPort());
+        resources.add(c);
+        Socket s = serverSocket.accept();
+        resources.add(s);
+        return new Socket[] {c, s};
+    }
+
+    private static ConnectionKey clientKey(Socket[] t) {
+        return new ConnectionKey((InetSocketAddress) t[0].getLocalSocketAddress(), (InetSocketAddress) t[0].getRemoteSocketAddress());
+    }
+
+    private static ConnectionKey serverKey(Socket[] t) {
+        return new ConnectionKey((InetSocketAddress) t[1].getRemoteSocketAddress(), (InetSocketAddress) t[1].getLocalSocketAddress());
+    }
+
+    /**
+     * Someone else on the client host: an RDMA connection (from the client's address) that sends the HELLO
+     * for {@code victim}'s connection, takes the OFFER and commits, as a client would, but writes no proof
+     * on a TCP connection it does not have. Returns its connection, paired as far as it can tell.
+     */
+    private FastConnection attack(Socket[] victim, boolean writeProof) throws Exception {
+        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
+        resources.add(l.client()::abort);
+        RdmaMedium m = l.client();
+        m.qp.postMessage(new RdmaWire.Hello(clientKey(victim), l.clientRing().address(), l.clientRing().rkey(), 4096));
+        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        m.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+        if (writeProof) NativeTcp.of(victim[0]).write(RdmaWire.proof(offer.secret())); // a client that owns it
+        m.qp.postMessage(new RdmaWire.Commit(offer.secret()));
+        m.paired();
+        FastConnection c = new io.sora.transport.RingConnection(m.id, "rdma", m, RdmaMediumTest.HOOKS, 0);
+        resources.add(c);
+        return c;
+    }
+
+    /**
+     * A plain client that spoke first: the attacker committed, the accept finds the client's bytes where the
+     * proof would be, so the attacker's connection is dropped and the application reads every byte on TCP.
+     */
+    @Test
+    void aPairingRequestForAnotherClientsConnectionIsRefusedAndTheBytesStayTheApplications() throws Exception {
+        listen();
+        Socket[] victim = tcp();
+        byte[] request = "GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        victim[0].getOutputStream().write(request);
+        FastConnection attacker = attack(victim, false);
+        PairingResult r = binding.awaitPairing(serverKey(victim), WAIT, new TestHooks(victim[1]));
+        String reason = assertInstanceOf(PairingResult.Fallback.class, r, () -> "the attacker was paired: " + r).reason();
+        assertTrue(reason.contains("did not prove it owns the TCP connection"), reason);
+        assertArrayEquals(request, victim[1].getInputStream().readNBytes(request.length), "the client's bytes, whole");
+        // the attacker's connection is dropped: it reads the end (or fails), never the server's bytes
+        int got;
+        try {
+            got = attacker.inputStream().read();
+        } catch (IOException dropped) {
+            got = -1;
+        }
+        assertEquals(-1, got);
+        victim[1].getOutputStream().write('!');
+        assertEquals('!', victim[0].getInputStream().read(), "the client's connection still works over TCP");
+    }
+
+    /**
+     * A plain client that waits for the server to speak first: nothing shows where the proof would be, and
+     * a proof could still come (the client might own the connection and be slow), so the connection is shut
+     * down rather than handed to the application: never paired with the attacker.
+     */
+    @Test
+    void aSilentClientsConnectionIsShutDownNotPairedWithTheAttacker() throws Exception {
+        listen();
+        binding.proofWait(TimeUnit.MILLISECONDS.toNanos(300));
+        Socket[] victim = tcp();
+        attack(victim, false);
+        PairingResult r = binding.awaitPairing(serverKey(victim), WAIT, new TestHooks(victim[1]));
+        String reason = assertInstanceOf(PairingResult.Fallback.class, r, () -> "the attacker was paired: " + r).reason();
+        assertTrue(reason.contains("connection is shut down"), reason);
+        assertEquals(-1, victim[1].getInputStream().read(), "the application reads the end");
+        assertEquals(-1, victim[0].getInputStream().read(), "the client reads the end");
+    }
+
+    /** The client that owns the connection: its proof is taken, nothing of it reaches the application, the pairing stands. */
+    @Test
+    void theOwnersProofIsTakenAndThePairingStands() throws Exception {
+        listen();
+        Socket[] t = tcp();
+        FastConnection client = attack(t, true);
+        PairingResult r = binding.awaitPairing(serverKey(t), WAIT, new TestHooks(t[1]));
+        FastConnection server = assertInstanceOf(PairingResult.Paired.class, r, () -> "" + r).connection();
+        resources.add(server);
+        assertEquals(0, t[1].getInputStream().available(), "the proof was taken from the TCP stream");
+        client.outputStream().write(new byte[] {4, 5, 6});
+        assertArrayEquals(new byte[] {4, 5, 6}, server.inputStream().readNBytes(3));
+    }
+
+    /**
+     * A client that wrote its proof and then left before its COMMIT was handled: the proof is taken (it
+     * never reaches the application) and the connection is shut down, as the client may believe it paired.
+     */
+    @Test
+    void aProofWithoutACommitIsTakenAndTheConnectionShutDown() throws Exception {
+        listen();
+        Socket[] t = tcp();
+        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
+        resources.add(l.client()::abort);
+        RdmaMedium m = l.client();
+        m.qp.postMessage(new RdmaWire.Hello(clientKey(t), l.clientRing().address(), l.clientRing().rkey(), 4096));
+        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        NativeTcp.of(t[0]).write(RdmaWire.proof(offer.secret()));
+        m.abort();
+        RdmaMediumTest.await("the server saw the client leave", () -> binding.decidedTcp(serverKey(t)));
+        PairingResult r = binding.awaitPairing(serverKey(t), WAIT, new TestHooks(t[1]));
+        String reason = assertInstanceOf(PairingResult.Fallback.class, r).reason();
+        assertTrue(reason.contains("had written the pairing's proof") && reason.contains("shut down"), reason);
+        assertEquals(-1, t[1].getInputStream().read(), "the application reads the end, not the proof");
+    }
+}
