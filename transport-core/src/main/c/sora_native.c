@@ -618,6 +618,17 @@ static int port_of(const struct sockaddr_storage *ss)
     return -1;
 }
 
+/* 0 if fd is still the connected socket between localPort and remotePort, else -EBADF (or -errno). */
+static int same_connection(int fd, int localPort, int remotePort)
+{
+    struct sockaddr_storage mine, peer;
+    socklen_t ml = sizeof mine, pl = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&mine, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0) {
+        return errno == ENOTSOCK || errno == ENOTCONN || errno == EBADF ? -EBADF : -errno;
+    }
+    return port_of(&mine) == localPort && port_of(&peer) == remotePort ? 0 : -EBADF;
+}
+
 /*
  * Writes all of bytes on the connected TCP socket fd, if fd's local and remote ports are still
  * localPort and remotePort (a descriptor the application closed meanwhile, and the number given to a
@@ -632,12 +643,8 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv 
     jsize n = (*env)->GetArrayLength(env, bytes);
     if (n < 0 || n > (jsize)sizeof buf) return -EINVAL;
     (*env)->GetByteArrayRegion(env, bytes, 0, n, buf);
-    struct sockaddr_storage mine, peer;
-    socklen_t ml = sizeof mine, pl = sizeof peer;
-    if (getsockname(fd, (struct sockaddr *)&mine, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0) {
-        return errno == ENOTSOCK || errno == ENOTCONN || errno == EBADF ? -EBADF : -errno;
-    }
-    if (port_of(&mine) != localPort || port_of(&peer) != remotePort) return -EBADF;
+    int same = same_connection(fd, localPort, remotePort);
+    if (same != 0) return same;
     jsize done = 0;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -660,19 +667,23 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv 
 }
 
 /*
- * Copies up to len(buf) bytes from the front of what the TCP socket fd received, without taking them,
+ * If fd is still the connection between the two ports (as send0 checks), copies up to len(buf) bytes
+ * from the front of what the TCP socket fd received, without taking them,
  * after waiting at most millis for that many (SO_RCVLOWAT raised to that count for the wait, then put
  * back) or for the end of the stream. Returns the count copied (0: none yet), -ENODATA at the end of the
  * stream with nothing received, or -errno. hup[0] is set to 1 when the peer's end (or an error) was seen,
  * so a caller holding fewer bytes than it wants knows no more come.
  */
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv *env, jclass cls, jint fd, jbyteArray into,
-                                                                         jint millis, jintArray hup)
+                                                                         jint millis, jintArray hup, jint localPort,
+                                                                         jint remotePort)
 {
     (void)cls;
     char buf[256];
     jsize want = (*env)->GetArrayLength(env, into);
     if (want <= 0 || want > (jsize)sizeof buf) return -EINVAL;
+    int same = same_connection(fd, localPort, remotePort);
+    if (same != 0) return same;
     int old = 1, lowat = want;
     socklen_t ol = sizeof old;
     if (getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &ol) != 0) return -errno;
@@ -680,7 +691,10 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv 
     struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
     int rc = poll(&p, 1, millis < 0 ? 0 : millis);
     int perr = errno;
-    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof old);
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, sizeof old) != 0) {
+        /* left raised, the application's reads would wait for that many bytes: the caller shuts it down */
+        return -errno;
+    }
     if (rc < 0 && perr != EINTR) return -perr;
     jint ended = rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 1 : 0;
     (*env)->SetIntArrayRegion(env, hup, 0, 1, &ended);
@@ -691,13 +705,19 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv 
     return (jint)got;
 }
 
-/* Takes n (<= 256) bytes that peek0 showed at the front of fd. Returns the count taken, or -errno. */
-EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_discard0(JNIEnv *env, jclass cls, jint fd, jint n)
+/*
+ * Takes n (<= 256) bytes that peek0 showed at the front of fd (if fd is still the connection between the two
+ * ports, as send0 checks). Returns the count taken, or -errno.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_discard0(JNIEnv *env, jclass cls, jint fd, jint n,
+                                                                            jint localPort, jint remotePort)
 {
     (void)env;
     (void)cls;
     char buf[256];
     if (n < 0 || n > (jint)sizeof buf) return -EINVAL;
+    int same = same_connection(fd, localPort, remotePort);
+    if (same != 0) return same;
     jint done = 0;
     while (done < n) {
         ssize_t r = recv(fd, buf, (size_t)(n - done), MSG_DONTWAIT);
@@ -709,10 +729,16 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_discard0(JNIE
     return done;
 }
 
-/* shutdown(fd, SHUT_RDWR): its reader sees the end of the stream, its writer an error, the peer an end. Returns 0 or -errno. */
-EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_shutdown0(JNIEnv *env, jclass cls, jint fd)
+/*
+ * shutdown(fd, SHUT_RDWR) if fd is still the connection between the two ports: its reader sees the end of the
+ * stream, its writer an error, the peer an end. Returns 0 or -errno.
+ */
+EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_shutdown0(JNIEnv *env, jclass cls, jint fd,
+                                                                             jint localPort, jint remotePort)
 {
     (void)env;
     (void)cls;
+    int same = same_connection(fd, localPort, remotePort);
+    if (same != 0) return same;
     return shutdown(fd, SHUT_RDWR) == 0 ? 0 : -errno;
 }

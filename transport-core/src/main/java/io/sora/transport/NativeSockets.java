@@ -215,47 +215,58 @@ public final class NativeSockets {
      */
     public static void send(int fd, byte[] bytes, int localPort, int remotePort) throws java.io.IOException {
         int rc = send0(fd, bytes, localPort, remotePort);
-        if (rc == -9 /* EBADF */) throw new java.net.SocketException("descriptor " + fd + " is no longer the TCP connection "
-                + localPort + " -> " + remotePort + " (closed meanwhile?)");
+        if (rc == -9 /* EBADF */) throw notTheConnection(fd, localPort, remotePort);
         if (rc < 0) throw new java.io.IOException("send on the TCP connection failed: " + NativeFiles.describe(rc));
     }
 
     /**
      * Copies up to {@code into.length} (at most 256) bytes from the front of what the TCP socket {@code fd}
      * received, without taking them, after waiting at most {@code millis} for that many or the end of the
-     * stream. Returns the count copied (0: none yet); -1 at the end of the stream with nothing received.
+     * stream, provided {@code fd} is still the connection between the two ports (as {@link #send} checks).
+     * Returns the count copied (0: none yet); -1 at the end of the stream with nothing received.
      * {@code ended[0]} is set when the peer's end was seen (no more bytes come).
      */
-    public static int peek(int fd, byte[] into, int millis, boolean[] ended) throws java.io.IOException {
+    public static int peek(int fd, byte[] into, int millis, boolean[] ended, int localPort, int remotePort)
+            throws java.io.IOException {
         int[] hup = new int[1];
-        int rc = peek0(fd, into, millis, hup);
+        int rc = peek0(fd, into, millis, hup, localPort, remotePort);
+        if (rc == -9 /* EBADF */) throw notTheConnection(fd, localPort, remotePort);
         ended[0] = hup[0] != 0 || rc == -61 /* ENODATA */;
         if (rc == -61) return -1;
         if (rc < 0) throw new java.io.IOException("peek on the TCP connection failed: " + NativeFiles.describe(rc));
         return rc;
     }
 
-    /** Takes {@code n} (at most 256) bytes {@link #peek} showed at the front of {@code fd}. */
-    public static void discard(int fd, int n) throws java.io.IOException {
-        int rc = discard0(fd, n);
+    /** Takes {@code n} (at most 256) bytes {@link #peek} showed at the front of {@code fd} (checked as {@link #send}). */
+    public static void discard(int fd, int n, int localPort, int remotePort) throws java.io.IOException {
+        int rc = discard0(fd, n, localPort, remotePort);
+        if (rc == -9 /* EBADF */) throw notTheConnection(fd, localPort, remotePort);
         if (rc != n) throw new java.io.IOException("could not take " + n + " bytes from the TCP connection: "
                 + (rc < 0 ? NativeFiles.describe(rc) : rc + " taken"));
     }
 
-    /** {@code shutdown(fd, SHUT_RDWR)}; failures ignored (a connection reset already has no direction left). */
-    public static void shutdown(int fd) {
-        shutdown0(fd);
+    /**
+     * {@code shutdown(fd, SHUT_RDWR)} if {@code fd} is still the connection between the two ports; failures
+     * ignored (a connection reset already has no direction left).
+     */
+    public static void shutdown(int fd, int localPort, int remotePort) {
+        shutdown0(fd, localPort, remotePort);
+    }
+
+    private static java.net.SocketException notTheConnection(int fd, int localPort, int remotePort) {
+        return new java.net.SocketException("descriptor " + fd + " is no longer the TCP connection " + localPort + " -> "
+                + remotePort + " (closed meanwhile?)");
     }
 
     private static native int socketFd0(java.net.Socket socket);
 
     private static native int send0(int fd, byte[] bytes, int localPort, int remotePort);
 
-    private static native int peek0(int fd, byte[] into, int millis, int[] hup);
+    private static native int peek0(int fd, byte[] into, int millis, int[] hup, int localPort, int remotePort);
 
-    private static native int discard0(int fd, int n);
+    private static native int discard0(int fd, int n, int localPort, int remotePort);
 
-    private static native int shutdown0(int fd);
+    private static native int shutdown0(int fd, int localPort, int remotePort);
 
     private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
 

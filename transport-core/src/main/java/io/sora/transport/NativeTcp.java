@@ -6,8 +6,9 @@ import java.net.Socket;
 import java.net.SocketException;
 
 /**
- * {@link TcpConnection} on a descriptor, through libsora ({@link NativeSockets}). Writes check first that
- * the descriptor is still the connection between the two ports it was made for.
+ * {@link TcpConnection} on a descriptor, through libsora ({@link NativeSockets}). Every call checks first
+ * that the descriptor is still the connection between the two ports it was made for (a socket the
+ * application closed meanwhile, its descriptor's number given to a new file, is not touched).
  */
 public final class NativeTcp implements TcpConnection {
     private final Socket socket;
@@ -56,7 +57,7 @@ public final class NativeTcp implements TcpConnection {
 
     @Override
     public int peek(byte[] into, int millis) throws IOException {
-        return NativeSockets.peek(fd(), into, millis, ended);
+        return NativeSockets.peek(fd(), into, millis, ended, localPort, remotePort);
     }
 
     @Override
@@ -66,13 +67,13 @@ public final class NativeTcp implements TcpConnection {
 
     @Override
     public void discard(int n) throws IOException {
-        NativeSockets.discard(fd(), n);
+        NativeSockets.discard(fd(), n, localPort, remotePort);
     }
 
     @Override
     public void shutdown() {
         try {
-            NativeSockets.shutdown(fd());
+            NativeSockets.shutdown(fd(), localPort, remotePort);
         } catch (IOException closed) {
             // closed: nothing is left to shut down
         }

@@ -84,4 +84,13 @@ public interface PairingMedium<L> {
 
     /** The fast connection of a committed pairing, for the accepted socket; on the accepting thread. */
     FastConnection connection(Pairing<L> pairing, SocketHooks hooks);
+
+    /**
+     * What an accept must still do on the TCP connection of {@code link}'s pairing once it is over
+     * ({@link Settlement}); null (the default): nothing. Called under the pairing's lock when it is
+     * aborted, and by the accept that claims it.
+     */
+    default Settlement settlement(L link) {
+        return null;
+    }
 }

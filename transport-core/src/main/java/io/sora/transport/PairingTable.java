@@ -36,13 +36,27 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class PairingTable<L> {
     /** How long a "this key is TCP" mark outlives its last use; it only has to outlast late requests. */
     public static final long TCP_MARK_TTL_NANOS = 60_000_000_000L;
+    /**
+     * How long a mark still carrying an aborted pairing's settlement outlives its last use: its accept may
+     * come late (a long accept backlog), and without the settlement it would hand the application what the
+     * medium must settle first (RDMA: a proof on the TCP stream). A few hundred bytes each.
+     */
+    static final long SETTLEMENT_MARK_TTL_NANOS = 10 * TCP_MARK_TTL_NANOS;
     private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
     private static final long MIN_COMMIT_WAIT_NANOS = 2_000_000_000L;
     /** How long an accept waiting for announced clients sleeps before it reads their channels itself. */
     static final long CATCH_UP_SLICE_MILLIS = 1;
 
-    /** The key's connection stays on TCP; {@code reason} says why when a request was refused or a pairing aborted (else null). */
-    private record TcpMark(long markedNanos, long awaitStartNanos, String reason) {}
+    /**
+     * The key's connection stays on TCP; {@code reason} says why when a request was refused or a pairing
+     * aborted (else null). {@code settlement}: the aborted pairing's, which the first accept of the key to
+     * find it settles (it is then dropped from the mark); null: none.
+     */
+    private record TcpMark(long markedNanos, long awaitStartNanos, String reason, Settlement settlement) {
+        TcpMark(long markedNanos, long awaitStartNanos, String reason) {
+            this(markedNanos, awaitStartNanos, reason, null);
+        }
+    }
 
     /** A key's entry, for tests and diagnostics. */
     public enum Entry { NONE, PAIRING, TCP }
@@ -194,7 +208,7 @@ public final class PairingTable<L> {
     /** The pairing was aborted: its key stays TCP, with the reason for an accept that comes later. */
     void aborted(Pairing<L> pairing, String reason) {
         long now = clock.getAsLong();
-        entries.replace(pairing.key(), pairing, new TcpMark(now, now, reason));
+        entries.replace(pairing.key(), pairing, new TcpMark(now, now, reason, medium.settlement(pairing.link())));
     }
 
     private void wakeAccepts() {
@@ -216,8 +230,9 @@ public final class PairingTable<L> {
             boolean[] aged = new boolean[1];
             Object e = awaitEntry(key, start, wait, aged);
             if (e instanceof TcpMark m) {
-                return new PairingResult.Fallback(closed ? closedWhy
+                PairingResult f = new PairingResult.Fallback(closed ? closedWhy
                         : m.reason() != null ? m.reason() : noRequest(start, wait, aged[0]));
+                return m.settlement() == null ? f : settleMark(key, f, hooks, wait);
             }
             @SuppressWarnings("unchecked")
             Pairing<L> p = (Pairing<L>) e;
@@ -227,16 +242,19 @@ public final class PairingTable<L> {
             // Dated now, not at the start: the catch-up may have read this connection's announcement
             // after the start, and a request announced before the mark's date must be refused (decide)
             long now = clock.getAsLong();
-            Object e = entries.compute(key, (k, v) -> v instanceof Pairing ? v : new TcpMark(now, now, null));
+            Object e = entries.compute(key, (k, v) -> v instanceof Pairing || v instanceof TcpMark m && m.settlement() != null
+                    ? v : new TcpMark(now, now, null));
+            PairingResult f = new PairingResult.Fallback("interrupted while waiting for pairing");
             if (e instanceof Pairing<?> any) {
                 @SuppressWarnings("unchecked")
                 Pairing<L> p = (Pairing<L>) any;
                 p.abort("accepting thread interrupted");
                 // the COMMIT won the race with the interrupt: the client is paired, so this side is too
                 // (the interrupt status stays set, as an accept that returned a socket leaves it)
-                if (p.state() == Pairing.State.COMMITTED) return claimed(key, p, hooks);
+                if (p.state() == Pairing.State.COMMITTED) return settle(p, claimed(key, p, hooks), hooks, wait);
+                return settle(p, f, hooks, wait);
             }
-            return new PairingResult.Fallback("interrupted while waiting for pairing");
+            return e instanceof TcpMark m && m.settlement() != null ? settleMark(key, f, hooks, wait) : f;
         }
     }
 
@@ -306,7 +324,9 @@ public final class PairingTable<L> {
             // A refused request, or a pairing the client gave up on, keeps its reason for the accept
             // side; refreshed like any mark this accept uses, or a sweep could drop it between this
             // accept and a late request of the same connection (then paired: both ends would differ).
-            if (v instanceof TcpMark m && m.reason() != null) return new TcpMark(clock.getAsLong(), m.awaitStartNanos(), m.reason());
+            if (v instanceof TcpMark m && m.reason() != null) {
+                return new TcpMark(clock.getAsLong(), m.awaitStartNanos(), m.reason(), m.settlement());
+            }
             // Absent: too late for a request. A previous mark (tuple reuse) is refreshed, still TCP.
             return new TcpMark(clock.getAsLong(), base, null);
         });
@@ -364,7 +384,7 @@ public final class PairingTable<L> {
         String why = medium.name() + " listener cannot read its rendezvous right now (accepting paused after a"
                 + " failure: out of file descriptors?)";
         return entries.compute(key, (k, v) -> v instanceof Pairing ? v
-                : v instanceof TcpMark m && m.reason() != null ? new TcpMark(now, m.awaitStartNanos(), m.reason())
+                : v instanceof TcpMark m && m.reason() != null ? new TcpMark(now, m.awaitStartNanos(), m.reason(), m.settlement())
                 : new TcpMark(now, now, why));
     }
 
@@ -404,10 +424,34 @@ public final class PairingTable<L> {
             // The abort releases the link, so a client that believes it is paired fails loudly.
             p.abort("no COMMIT within " + bound / 1_000_000L + " ms");
             if (p.state() != Pairing.State.COMMITTED) {
-                return new PairingResult.Fallback(p.reason());
+                return settle(p, new PairingResult.Fallback(p.reason()), hooks, wait);
             }
         }
-        return claimed(key, p, hooks);
+        return settle(p, claimed(key, p, hooks), hooks, wait);
+    }
+
+    /**
+     * The pairing {@code p} this accept claimed or saw aborted: its settlement, if the medium has one, is
+     * this accept's to run (and no longer the mark's its abort left, which a later accept of a connection
+     * reusing the four-tuple would otherwise run too).
+     */
+    private PairingResult settle(Pairing<L> p, PairingResult r, SocketHooks hooks, Duration wait) {
+        Settlement s = medium.settlement(p.link());
+        if (s == null) return r;
+        entries.computeIfPresent(p.key(), (k, v) -> v instanceof TcpMark m && m.settlement() == s
+                ? new TcpMark(m.markedNanos(), m.awaitStartNanos(), m.reason()) : v);
+        return s.settle(r, hooks, wait);
+    }
+
+    /** The settlement of the aborted pairing whose mark this accept found, taken from the mark (once) and run. */
+    private PairingResult settleMark(ConnectionKey key, PairingResult f, SocketHooks hooks, Duration wait) {
+        Settlement[] taken = new Settlement[1];
+        entries.computeIfPresent(key, (k, v) -> {
+            if (!(v instanceof TcpMark m) || m.settlement() == null) return v;
+            taken[0] = m.settlement();
+            return new TcpMark(m.markedNanos(), m.awaitStartNanos(), m.reason());
+        });
+        return taken[0] == null ? f : taken[0].settle(f, hooks, wait);
     }
 
     /** A committed pairing, taken out of the table and handed to the accepted socket. */
@@ -420,7 +464,8 @@ public final class PairingTable<L> {
     private void sweep(long now) {
         if (now - lastSweepNanos < SWEEP_EVERY_NANOS) return;
         lastSweepNanos = now;
-        entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m && now - m.markedNanos() > TCP_MARK_TTL_NANOS);
+        entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m
+                && now - m.markedNanos() > (m.settlement() == null ? TCP_MARK_TTL_NANOS : SETTLEMENT_MARK_TTL_NANOS));
     }
 
     // ---------------------------------------------------------------- the listener's end
@@ -467,6 +512,11 @@ public final class PairingTable<L> {
     public Entry entry(ConnectionKey key) {
         Object e = entries.get(key);
         return e == null ? Entry.NONE : e instanceof TcpMark ? Entry.TCP : Entry.PAIRING;
+    }
+
+    /** The state of the key's pairing, or null when the key holds none. */
+    public Pairing.State stateForTests(ConnectionKey key) {
+        return entries.get(key) instanceof Pairing<?> p ? p.state() : null;
     }
 
     /** Keys held: pairings under way or unclaimed, and TCP marks not yet expired. */

@@ -79,7 +79,7 @@ class NativeTcpTest {
         }
     }
 
-    /** A descriptor whose ports are not the connection's is not written to; a closed socket has none. */
+    /** A descriptor whose ports are not the connection's is not written to, looked at, drained or shut down; a closed socket has none. */
     @Test
     void aWriteChecksTheDescriptorIsStillTheConnection() throws Exception {
         try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort());
@@ -90,6 +90,16 @@ class NativeTcpTest {
                     () -> NativeSockets.send(fd, new byte[] {1}, c.getLocalPort(), c.getPort() + 1));
             assertTrue(e.getMessage().contains("no longer the TCP connection"), e.getMessage());
             assertEquals(0, s.getInputStream().available());
+            // nor is a descriptor of other ports looked at, drained or shut down
+            c.getOutputStream().write(5);
+            int sfd = NativeSockets.socketFd(s);
+            assertThrows(java.net.SocketException.class,
+                    () -> NativeSockets.peek(sfd, new byte[1], 1000, new boolean[1], s.getLocalPort() + 1, s.getPort()));
+            assertThrows(java.net.SocketException.class, () -> NativeSockets.discard(sfd, 1, s.getLocalPort(), s.getPort() + 1));
+            NativeSockets.shutdown(sfd, s.getLocalPort(), s.getPort() + 1);
+            assertEquals(5, s.getInputStream().read(), "the byte is still there and the connection open");
+            s.getOutputStream().write(6);
+            assertEquals(6, c.getInputStream().read());
             TcpConnection client = NativeTcp.of(c);
             c.close();
             assertEquals(-1, NativeSockets.socketFd(c));

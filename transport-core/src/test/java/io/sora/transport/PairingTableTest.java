@@ -50,6 +50,13 @@ class PairingTableTest {
         volatile Runnable catchUp;
         /** False: the catch-up cannot read everything (a listener that cannot accept right now). */
         volatile boolean catchUpComplete = true;
+        /** Each link's settlement, when the medium has them (a proof of the TCP connection, as RDMA's). */
+        final java.util.Map<Link, CountingSettlement> settlements = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public Settlement settlement(Link link) {
+            return settlements.get(link);
+        }
 
         @Override
         public boolean catchUp() {
@@ -94,6 +101,17 @@ class PairingTableTest {
         }
     }
 
+    /** A settlement that counts its runs and marks the results it settled. */
+    static final class CountingSettlement implements Settlement {
+        final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public PairingResult settle(PairingResult result, SocketHooks hooks, Duration wait) {
+            runs.incrementAndGet();
+            return result instanceof PairingResult.Fallback f ? new PairingResult.Fallback(f.reason() + "; settled") : result;
+        }
+    }
+
     private static FakeMedium medium(AcceptPolicy policy, boolean clientsAnnounce) {
         FakeMedium m = new FakeMedium();
         m.table = new PairingTable<>(m, policy, clientsAnnounce);
@@ -126,6 +144,35 @@ class PairingTableTest {
         assertEquals("client closed the rendezvous before COMMIT", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
         link.pairing.abort("again");
         assertEquals(1, link.releases, "an abort happens once");
+    }
+
+    /**
+     * A pairing's settlement (RDMA's look for the proof on the TCP connection) is run by exactly one accept:
+     * the one that met the pairing's abort through its mark, never again by a later accept of the key (a
+     * connection reusing the four-tuple, whose TCP stream has nothing of that pairing); and by the accept that
+     * claimed a committed pairing.
+     */
+    @Test
+    void aPairingsSettlementIsRunByOneAcceptOnly() {
+        FakeMedium m = medium(ALLOW, true);
+        Link aborted = new Link();
+        CountingSettlement s = new CountingSettlement();
+        m.settlements.put(aborted, s);
+        m.table.request(aborted, KEY, null);
+        aborted.pairing.abort("client left after the OFFER");
+        assertEquals("client left after the OFFER; settled", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+        assertEquals("client left after the OFFER", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())),
+                "a later accept of the key does not settle the pairing again");
+        assertEquals(1, s.runs.get());
+
+        FakeMedium m2 = medium(ALLOW, true);
+        Link committed = new Link();
+        CountingSettlement c = new CountingSettlement();
+        m2.settlements.put(committed, c);
+        m2.table.request(committed, KEY, null);
+        assertTrue(committed.pairing.committed());
+        assertInstanceOf(PairingResult.Paired.class, m2.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        assertEquals(1, c.runs.get(), "the claiming accept settles its pairing");
     }
 
     @Test
@@ -456,6 +503,36 @@ class PairingTableTest {
         m.table.request(late, KEY, null);
         assertNull(late.pairing, "no pairing for a connection its server put on TCP");
         assertTrue(late.refusal != null && late.refusal.startsWith("server already accepted on TCP"), late.refusal);
+    }
+
+    /**
+     * The mark of an aborted pairing that still carries its settlement outlives an ordinary mark's age, so
+     * an accept that comes late (a long backlog) still settles it, rather than hand the application what
+     * the medium must settle first; it goes after {@link PairingTable#SETTLEMENT_MARK_TTL_NANOS}.
+     */
+    @Test
+    void aMarkWithASettlementOutlivesAnOrdinaryMark() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, ALLOW, true, now::get);
+        Link aborted = new Link();
+        CountingSettlement s = new CountingSettlement();
+        m.settlements.put(aborted, s);
+        m.table.request(aborted, KEY, null);
+        aborted.pairing.abort("client left after the OFFER");
+        now.addAndGet(PairingTable.TCP_MARK_TTL_NANOS + 2_000_000_000L);
+        m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40002), KEY.server()), null); // sweeps
+        assertEquals(PairingTable.Entry.TCP, m.table.entry(KEY), "kept past the ordinary age");
+        assertEquals("client left after the OFFER; settled", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+
+        Link again = new Link();
+        m.settlements.put(again, new CountingSettlement());
+        ConnectionKey third = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40003), KEY.server());
+        m.table.request(again, third, null);
+        again.pairing.abort("client left after the OFFER");
+        now.addAndGet(PairingTable.SETTLEMENT_MARK_TTL_NANOS + 2_000_000_000L);
+        m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40004), KEY.server()), null); // sweeps
+        assertEquals(PairingTable.Entry.NONE, m.table.entry(third), "gone after the settlement's age");
     }
 
     @Test

@@ -263,7 +263,7 @@ final class RdmaClient {
         try {
             reply = medium.nextMessage(deadline);
         } catch (RuntimeException | InterruptedException e) {
-            decline(medium.qp, "gave up: " + e.getMessage());
+            decline(medium.qp, "gave up: " + e.getMessage()); // an OFFER may be on its way (see decline)
             throw e;
         }
         if (reply == null) {
@@ -298,7 +298,10 @@ final class RdmaClient {
             // the proof before the COMMIT: a server that has the COMMIT finds the proof on its way or there
             tcp.write(RdmaWire.proof(offer.secret()));
         } catch (IOException e) {
-            return new PairingResult.Fallback("could not write the pairing's proof on the TCP connection: " + e.getMessage());
+            // nothing written (the descriptor is no longer the connection's), or a connection already broken
+            String why = "could not write the pairing's proof on the TCP connection: " + e.getMessage();
+            decline(medium.qp, why);
+            return new PairingResult.Fallback(why);
         }
         medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
         medium.paired();

@@ -32,14 +32,8 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
     private Pairing<RdmaLink> pairing;
     /** Why the connection failed before a pairing took it over; guarded by this. */
     private String failure;
-    /** When the OFFER went out ({@link System#nanoTime}); 0 before. */
-    volatile long offeredAtNanos;
-    /**
-     * The client's NO after its HELLO: it gives the pairing up without writing the proof on its TCP
-     * connection (before or after an OFFER), so the accept need not wait for one (docs/rdma.md, "Proof of
-     * the TCP connection").
-     */
-    private volatile String declined;
+    /** The offer's proof check, made with its secret ({@link #offering}); null before. */
+    private volatile ProofCheck proof;
 
     RdmaLink(long id, RdmaCmId cmId, RdmaMedium medium, RdmaServerBinding binding) {
         this.id = id;
@@ -119,7 +113,9 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         } else if (m instanceof RdmaWire.Commit c) {
             committed(c.secret());
         } else if (m instanceof RdmaWire.No no && hello != null) {
-            declined = no.reason();
+            // the client gives the pairing up without writing the proof (docs/rdma.md, "Proof of the TCP connection")
+            ProofCheck p = proof;
+            if (p != null) p.declined(no.reason());
             fail("the client gave the offer up: " + no.reason());
         } else {
             fail("unexpected pairing message " + m.getClass().getSimpleName());
@@ -141,6 +137,7 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
      * connection failed before (the caller aborts the pairing).
      */
     boolean offering(Pairing<RdmaLink> pairing, byte[] secret) {
+        this.proof = new ProofCheck(secret, id, describePeer(), binding);
         this.secret = secret;
         synchronized (this) {
             this.pairing = pairing;
@@ -148,14 +145,19 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
         }
     }
 
-    /** The OFFER's secret; null before the binding's offer. */
-    byte[] secret() {
-        return secret;
+    /** The offer's proof check; null before the binding's offer. */
+    ProofCheck proof() {
+        return proof;
     }
 
-    /** The client's reason when it gave the pairing up without writing the proof (its NO after the HELLO), or null. */
-    String declined() {
-        return declined;
+    /** The RDMA peer's address, for messages. */
+    private String describePeer() {
+        try {
+            InetSocketAddress p = peer();
+            return p == null ? "(address unknown)" : p.getAddress().getHostAddress() + ":" + p.getPort();
+        } catch (IOException | RuntimeException e) {
+            return "(address unknown)";
+        }
     }
 
     /** Why the connection failed before the offer, or null. */

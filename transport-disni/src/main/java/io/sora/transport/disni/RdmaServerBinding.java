@@ -16,7 +16,6 @@ import io.sora.transport.ProcNetTcp;
 import io.sora.transport.RingConnection;
 import io.sora.transport.ServerBinding;
 import io.sora.transport.SocketHooks;
-import io.sora.transport.TcpConnection;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
@@ -233,18 +232,18 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             RdmaWire.Hello hello = link.hello();
             Verbs.Region ring = link.medium.allocateReceiveRing(options.receiveBufferSize());
             link.medium.allocateSendRing(hello.ringSize(), hello.ringAddress(), hello.rkey());
-            // under the pairing's lock, as its abort: an accept that finds this pairing over finds the offer too
+            // under the pairing's lock, as its abort: an accept that finds this pairing over finds the offer's
+            // proof check (a proof may come on the TCP connection from now on)
             synchronized (pairing) {
                 if (!pairing.offered()) return;
-                link.offeredAtNanos = System.nanoTime();
-                offers.put(pairing.key(), link);
+                link.proof().offerMayBeOut(true);
             }
-            if (offers.size() > STALE_OFFERS_ABOVE) {
-                // offers whose connection no accept took (an application that stopped accepting) go after a minute
-                long now = System.nanoTime();
-                offers.values().removeIf(l -> now - l.offeredAtNanos > STALE_OFFER_NANOS);
+            try {
+                link.medium.qp.postMessage(new RdmaWire.Offer(ring.address(), ring.rkey(), options.receiveBufferSize(), secret, link.id));
+            } catch (IOException | RuntimeException e) {
+                link.proof().offerMayBeOut(false); // never sent: no proof can come
+                throw e;
             }
-            link.medium.qp.postMessage(new RdmaWire.Offer(ring.address(), ring.rkey(), options.receiveBufferSize(), secret, link.id));
         } catch (IOException | RuntimeException e) {
             throw new IOException("could not offer a ring: " + e.getMessage(), e);
         }
@@ -283,120 +282,28 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     @Override
     public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
         if (wait.toNanos() < minWaitNanos) wait = Duration.ofNanos(minWaitNanos);
-        PairingResult r = table.awaitPairing(key, wait, hooks);
-        RdmaLink offered = offers.remove(key);
-        // no OFFER went out for this connection: nothing of sora's can be on its TCP stream
-        if (offered == null || offered.secret() == null) return r;
-        // an interrupted accept looks once, without waiting: a connection whose proof may still come is shut down
-        long bound = Thread.currentThread().isInterrupted() ? 0
-                : proofWaitNanos > 0 ? proofWaitNanos : Math.max(MIN_PROOF_WAIT_NANOS, 10 * wait.toNanos());
-        return proven(key, r, offered, hooks, bound);
+        return table.awaitPairing(key, wait, hooks);
     }
 
-    /** Offers whose connection's accept has not come yet, by key ({@link #proven}). */
-    private final ConcurrentHashMap<ConnectionKey, RdmaLink> offers = new ConcurrentHashMap<>();
-    private static final int STALE_OFFERS_ABOVE = 256;
-    private static final long STALE_OFFER_NANOS = 60_000_000_000L;
-    /** The least time an accept waits for the proof of an offered connection (as for its COMMIT). */
-    static final long MIN_PROOF_WAIT_NANOS = 2_000_000_000L;
-    /** Tests: how long an accept waits for a proof (0: the rule). */
+    /** The pairing's proof of the TCP connection, once an offer may have gone out (see {@link ProofCheck}). */
+    @Override
+    public io.sora.transport.Settlement settlement(RdmaLink link) {
+        return link.proof();
+    }
+
+    /** Tests: how long an accept waits for a proof (0: the rule's bound). */
     private volatile long proofWaitNanos;
 
     void proofWait(long nanos) {
         proofWaitNanos = nanos;
     }
 
-    /** What the front of an offered connection's TCP stream showed. */
-    private enum Front { PROOF, OTHER, NOTHING }
-
-    /**
-     * The accept of a connection an OFFER went out for (docs/rdma.md, "Proof of the TCP connection"): the
-     * RDMA peer proves it owns the TCP connection by having written the OFFER's secret on it, which only the
-     * connection's owner can. Paired with the proof at the front of the TCP stream: the proof is taken and
-     * the pairing stands. Anything else at the front: the RDMA peer is not the connection's client (a
-     * pairing request for someone else's connection), so its connection is dropped and the application
-     * gets the TCP connection with nothing taken. Not paired (its client gave up, or left) with the proof
-     * there: the proof is taken and the connection shut down (its client may believe it is paired); with
-     * other bytes there, or with the client's NO, TCP as it stands. No bytes within {@code boundNanos}: the
-     * connection is shut down, since a proof arriving later would reach the application.
-     */
-    private PairingResult proven(ConnectionKey key, PairingResult r, RdmaLink link, SocketHooks hooks, long boundNanos) {
-        TcpConnection tcp = hooks.tcp();
-        boolean paired = r instanceof PairingResult.Paired;
-        String declined = link.declined();
-        if (!paired && declined != null) return r; // the client said no proof comes
-        Front front;
-        String error = null;
-        try {
-            front = tcp == null ? Front.NOTHING : front(tcp, RdmaWire.proof(link.secret()), link, paired, boundNanos);
-            if (front == Front.PROOF) tcp.discard(RdmaWire.PROOF_SIZE);
-        } catch (IOException e) {
-            front = Front.NOTHING;
-            error = e.getMessage();
-        }
-        if (!paired && front == Front.OTHER) return r;
-        if (!paired && link.declined() != null) return r; // the client's NO arrived during the look
-        if (paired && front == Front.PROOF) return r;
-        if (paired) {
-            try {
-                ((PairingResult.Paired) r).connection().close(); // the RDMA peer sees its connection drop
-            } catch (IOException | RuntimeException e) {
-                link.medium.abort();
-            }
-        }
-        if (paired && front == Front.OTHER) {
-            String why = "the RDMA peer " + describePeer(link) + " did not prove it owns the TCP connection " + key
-                    + " (its first bytes on TCP are not the pairing's proof: a pairing request for another's connection?)";
-            if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, link.id, "rdma", why, null);
-            return new PairingResult.Fallback(why);
-        }
-        String why = (paired ? "paired" : ((PairingResult.Fallback) r).reason()) + "; "
-                + (front == Front.PROOF ? "its client had written the pairing's proof on the TCP connection"
-                   : tcp == null ? "the TCP connection cannot be reached to look for the pairing's proof"
-                   : error != null ? "looking for the pairing's proof failed: " + error
-                   : "no pairing proof nor other bytes on the TCP connection within " + boundNanos / 1_000_000 + " ms")
-                + ": the connection is shut down (a proof arriving later would reach the application)";
-        if (tcp != null) {
-            tcp.shutdown();
-        } else {
-            try {
-                hooks.closeSocket(); // the only way left to keep a late proof from the application
-            } catch (IOException | RuntimeException e) {
-                // closed already
-            }
-        }
-        if (tracer.isOn(Category.JSOR)) tracer.event(Hook.CM_EVENT, link.id, "rdma", why, null);
-        return new PairingResult.Fallback(why);
+    long proofWaitNanos() {
+        return proofWaitNanos;
     }
 
-    /**
-     * Looks at the front of {@code tcp} until it shows the whole proof, anything else, or its end, at most
-     * {@code boundNanos}; in slices, so that an unpaired connection whose client says NO meanwhile is let go.
-     */
-    private static Front front(TcpConnection tcp, byte[] proof, RdmaLink link, boolean paired, long boundNanos) throws IOException {
-        long deadline = System.nanoTime() + boundNanos;
-        byte[] seen = new byte[proof.length];
-        for (;;) {
-            long left = deadline - System.nanoTime();
-            int slice = (int) Math.max(0, Math.min(left / 1_000_000L, paired ? 1_000 : 20));
-            int n = tcp.peek(seen, slice);
-            if (n < 0) return Front.NOTHING; // the end, nothing sent
-            for (int i = 0; i < n; i++) {
-                if (seen[i] != proof[i]) return Front.OTHER;
-            }
-            if (n == proof.length) return Front.PROOF;
-            if (tcp.ended() || left <= 0) return Front.NOTHING;
-            if (!paired && link.declined() != null) return Front.NOTHING;
-        }
-    }
-
-    private static String describePeer(RdmaLink link) {
-        try {
-            InetSocketAddress p = link.peer();
-            return p == null ? "(address unknown)" : p.getAddress().getHostAddress() + ":" + p.getPort();
-        } catch (IOException | RuntimeException e) {
-            return "(address unknown)";
-        }
+    Tracer tracer() {
+        return tracer;
     }
 
     /**
@@ -429,6 +336,11 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     }
 
     // ---- tests ----
+
+    /** Whether the key's pairing is committed and waits for its accept. */
+    boolean committedForTests(ConnectionKey key) {
+        return table.entry(key) == PairingTable.Entry.PAIRING && table.stateForTests(key) == io.sora.transport.Pairing.State.COMMITTED;
+    }
 
     /** Whether the key is marked TCP. */
     boolean decidedTcp(ConnectionKey key) {

@@ -154,6 +154,83 @@ class RdmaProofTest {
     }
 
     /**
+     * A committed client's proof still on its way when the accept looks (its thread's interrupt status set,
+     * as applications leave it): the accept waits for it, since a committed client wrote it, rather than shut
+     * the connection down.
+     */
+    @Test
+    void anInterruptedAcceptWaitsForACommittedClientsProof() throws Exception {
+        listen();
+        Socket[] t = tcp();
+        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
+        resources.add(l.client()::abort);
+        RdmaMedium m = l.client();
+        m.qp.postMessage(new RdmaWire.Hello(clientKey(t), l.clientRing().address(), l.clientRing().rkey(), 4096));
+        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        m.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
+        m.qp.postMessage(new RdmaWire.Commit(offer.secret())); // its proof is written below, once the accept looks
+        m.paired();
+        resources.add(new io.sora.transport.RingConnection(m.id, "rdma", m, RdmaMediumTest.HOOKS, 0));
+        java.util.concurrent.CountDownLatch looking = new java.util.concurrent.CountDownLatch(1);
+        io.sora.transport.TcpConnection tcp = NativeTcp.of(t[1]);
+        io.sora.transport.SocketHooks hooks = new io.sora.transport.SocketHooks() {
+            @Override
+            public int soTimeoutMillis() {
+                return 0;
+            }
+
+            @Override
+            public void closeSocket() throws IOException {
+                t[1].close();
+            }
+
+            @Override
+            public io.sora.transport.TcpConnection tcp() {
+                return new io.sora.transport.TcpConnection() {
+                    @Override
+                    public void write(byte[] bytes) throws IOException {
+                        tcp.write(bytes);
+                    }
+
+                    @Override
+                    public int peek(byte[] into, int millis) throws IOException {
+                        looking.countDown();
+                        return tcp.peek(into, millis);
+                    }
+
+                    @Override
+                    public boolean ended() {
+                        return tcp.ended();
+                    }
+
+                    @Override
+                    public void discard(int n) throws IOException {
+                        tcp.discard(n);
+                    }
+
+                    @Override
+                    public void shutdown() {
+                        tcp.shutdown();
+                    }
+                };
+            }
+        };
+        RdmaMediumTest.await("the server took the COMMIT", () -> binding.committedForTests(serverKey(t)));
+        java.util.concurrent.atomic.AtomicReference<PairingResult> result = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread accepting = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            result.set(binding.awaitPairing(serverKey(t), WAIT, hooks));
+        }, "accepting");
+        accepting.start();
+        assertTrue(looking.await(20, TimeUnit.SECONDS), "the accept never looked at the TCP connection");
+        NativeTcp.of(t[0]).write(RdmaWire.proof(offer.secret()));
+        accepting.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+        FastConnection server = assertInstanceOf(PairingResult.Paired.class, result.get(), () -> "" + result.get()).connection();
+        resources.add(server);
+        assertEquals(0, t[1].getInputStream().available(), "the proof was taken");
+    }
+
+    /**
      * A client that wrote its proof and then left before its COMMIT was handled: the proof is taken (it
      * never reaches the application) and the connection is shut down, as the client may believe it paired.
      */
