@@ -11,7 +11,9 @@ package io.sora.transport;
  * the key is marked TCP with the reason, so that an accept coming later reports it at once; the state
  * becomes ABORTED and a waiting accept wakes. Whoever sees ABORTED therefore finds the link released
  * and the mark in the table. A committed pairing is never aborted: it lives until claimed, or until
- * the listener closes.
+ * the listener closes, or until it has waited {@link PairingTable#UNCLAIMED_TTL_NANOS} for an accept
+ * ({@link #expire}: an RDMA peer can commit a pairing for a connection that was accepted already, which no
+ * accept will claim; it held the connection's resources until the listener closed).
  *
  * <p>Thread-safe: the medium's threads (request, COMMIT, the client leaving) and the accepting thread
  * all touch it.
@@ -33,6 +35,10 @@ public final class Pairing<L> {
     private final L link;
     private State state = State.HELLO;
     private String reason;
+    /** When the COMMIT came, on the table's clock. */
+    private long committedAtNanos;
+    /** Taken by an accept ({@link #claim}): from then on nothing but that accept releases its link. */
+    private boolean claimed;
 
     Pairing(PairingTable<L> table, ConnectionKey key, L link) {
         this.table = table;
@@ -59,6 +65,7 @@ public final class Pairing<L> {
     public synchronized boolean committed() {
         if (state != State.OFFERED) return false;
         state = State.COMMITTED;
+        committedAtNanos = table.now();
         notifyAll();
         return true;
     }
@@ -74,6 +81,38 @@ public final class Pairing<L> {
             state = State.ABORTED;
             notifyAll();
         }
+    }
+
+    /** An accept takes the committed pairing; false when it is not committed, taken already, or expired. */
+    synchronized boolean claim() {
+        if (state != State.COMMITTED || claimed) return false;
+        claimed = true;
+        return true;
+    }
+
+    /**
+     * A committed pairing no accept claimed within {@code ttlNanos} of its COMMIT: its link is released (the
+     * client sees its connection drop) and its key marked TCP with {@code why}; true if so.
+     */
+    synchronized boolean expire(long now, long ttlNanos, String why) {
+        if (state != State.COMMITTED || claimed || now - committedAtNanos <= ttlNanos) return false;
+        try {
+            table.medium.release(link);
+        } finally {
+            reason = why;
+            table.aborted(this, why);
+            state = State.ABORTED;
+            notifyAll();
+        }
+        return true;
+    }
+
+    /** At the listener's close: a committed pairing no accept took is released; true if so. */
+    synchronized boolean releaseUnclaimed() {
+        if (state != State.COMMITTED || claimed) return false;
+        claimed = true; // nobody may take it now
+        table.medium.release(link);
+        return true;
     }
 
     /** Waits until COMMITTED or ABORTED, at most {@code nanos}; returns the state then. */

@@ -42,6 +42,11 @@ public final class PairingTable<L> {
      * medium must settle first (RDMA: a proof on the TCP stream). A few hundred bytes each.
      */
     static final long SETTLEMENT_MARK_TTL_NANOS = 10 * TCP_MARK_TTL_NANOS;
+    /**
+     * How long a committed pairing waits for an accept to claim it before it is released ({@link Pairing#expire}):
+     * as long as a TCP mark lives (an accept backlog that far behind has lost its clients anyway).
+     */
+    public static final long UNCLAIMED_TTL_NANOS = TCP_MARK_TTL_NANOS;
     private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
     private static final long MIN_COMMIT_WAIT_NANOS = 2_000_000_000L;
     /** How long an accept waiting for announced clients sleeps before it reads their channels itself. */
@@ -454,8 +459,9 @@ public final class PairingTable<L> {
         return taken[0] == null ? f : taken[0].settle(f, hooks, wait);
     }
 
-    /** A committed pairing, taken out of the table and handed to the accepted socket. */
+    /** A committed pairing, taken out of the table and handed to the accepted socket (unless it expired meanwhile). */
     private PairingResult claimed(ConnectionKey key, Pairing<L> p, SocketHooks hooks) {
+        if (!p.claim()) return new PairingResult.Fallback(p.reason() != null ? p.reason() : closedWhy);
         entries.remove(key, p);
         return new PairingResult.Paired(medium.connection(p, hooks));
     }
@@ -466,6 +472,12 @@ public final class PairingTable<L> {
         lastSweepNanos = now;
         entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m
                 && now - m.markedNanos() > (m.settlement() == null ? TCP_MARK_TTL_NANOS : SETTLEMENT_MARK_TTL_NANOS));
+        for (Object e : entries.values()) {
+            if (e instanceof Pairing<?> p) {
+                p.expire(now, UNCLAIMED_TTL_NANOS, "committed, but no accept claimed it within "
+                        + UNCLAIMED_TTL_NANOS / 1_000_000_000L + " s (its connection was accepted already?)");
+            }
+        }
     }
 
     // ---------------------------------------------------------------- the listener's end
@@ -492,11 +504,7 @@ public final class PairingTable<L> {
         for (Object e : entries.values()) {
             if (e instanceof Pairing<?> p) {
                 p.abort(why);
-                if (p.state() == Pairing.State.COMMITTED) {
-                    @SuppressWarnings("unchecked")
-                    L link = (L) p.link();
-                    medium.release(link);
-                }
+                p.releaseUnclaimed(); // committed: released unless an accept took it meanwhile
             }
         }
         entries.clear();
@@ -512,6 +520,11 @@ public final class PairingTable<L> {
     public Entry entry(ConnectionKey key) {
         Object e = entries.get(key);
         return e == null ? Entry.NONE : e instanceof TcpMark ? Entry.TCP : Entry.PAIRING;
+    }
+
+    /** The table's clock. */
+    long now() {
+        return clock.getAsLong();
     }
 
     /** The state of the key's pairing, or null when the key holds none. */

@@ -535,6 +535,39 @@ class PairingTableTest {
         assertEquals(PairingTable.Entry.NONE, m.table.entry(third), "gone after the settlement's age");
     }
 
+    /**
+     * A committed pairing that no accept claims (an RDMA peer can commit one for a connection that was
+     * accepted already) is released once it waited {@link PairingTable#UNCLAIMED_TTL_NANOS}, rather than hold
+     * its resources until the listener closes; an accept that comes later reports why, and runs its
+     * settlement (a proof may be on the TCP stream). One claimed in time is never released by the sweep.
+     */
+    @Test
+    void aCommittedPairingNoAcceptClaimsIsReleasedAfterItsWait() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
+        FakeMedium m = new FakeMedium();
+        m.table = new PairingTable<>(m, ALLOW, true, now::get);
+        Link unclaimed = new Link();
+        CountingSettlement s = new CountingSettlement();
+        m.settlements.put(unclaimed, s);
+        m.table.request(unclaimed, KEY, null);
+        assertTrue(unclaimed.pairing.committed());
+        ConnectionKey other = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40001), KEY.server());
+        Link claimedInTime = new Link();
+        m.table.request(claimedInTime, other, null);
+        assertTrue(claimedInTime.pairing.committed());
+        assertInstanceOf(PairingResult.Paired.class, m.table.awaitPairing(other, WAIT, new TestHooks()));
+        now.addAndGet(PairingTable.UNCLAIMED_TTL_NANOS - 1_000_000_000L);
+        m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40002), KEY.server()), null); // sweeps
+        assertEquals(0, unclaimed.releases, "not yet: it may still be claimed");
+        now.addAndGet(3_000_000_000L);
+        m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40003), KEY.server()), null); // sweeps
+        assertEquals(1, unclaimed.releases, "released after its wait");
+        assertEquals(0, claimedInTime.releases, "a claimed pairing is the accept's");
+        String reason = fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks()));
+        assertTrue(reason.startsWith("committed, but no accept claimed it within 60 s") && reason.endsWith("; settled"), reason);
+        assertEquals(1, s.runs.get());
+    }
+
     @Test
     void aSecondRequestForAKeyIsRefused() {
         FakeMedium m = medium(ALLOW, true);
