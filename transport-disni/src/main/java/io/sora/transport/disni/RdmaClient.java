@@ -288,6 +288,16 @@ final class RdmaClient {
                 declined = "could not set up the ring the server offered: " + e.getMessage();
             }
         }
+        RingConnection connection = null;
+        if (declined == null) {
+            // made before the proof and the COMMIT: once they are out the server is paired, and a client that
+            // failed after them would stay on TCP with its server on RDMA
+            try {
+                connection = new RingConnection(medium.id, "rdma", medium, hooks, spinIterations);
+            } catch (RuntimeException e) {
+                declined = "could not set up the paired connection: " + e;
+            }
+        }
         if (declined != null) {
             // said before the connection drops: the server then knows no proof comes on the TCP connection and
             // hands it to its application at once (else it waits for one, and shuts the connection down)
@@ -305,7 +315,7 @@ final class RdmaClient {
         }
         medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));
         medium.paired();
-        return new PairingResult.Paired(new RingConnection(medium.id, "rdma", medium, hooks, spinIterations));
+        return new PairingResult.Paired(connection);
     }
 
     /** How long a NO may take to leave before the connection is dropped (bounded: the server falls back anyway). */
