@@ -488,23 +488,55 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeEpoll_close0(JNIEnv *
  * kernel has no TCP sock_diag: it says ENOENT then too), -errno when the lookup fails.
  */
 static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remote, jint rport, jint ifindex,
-                      uint32_t *found_if);
+                      uint32_t *found_if, uint32_t *inode);
 
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNIEnv *env, jclass cls, jbyteArray local,
                                                                              jint lport, jbyteArray remote, jint rport,
                                                                              jint ifindex)
 {
     (void)cls;
-    uint32_t found_if = 0;
-    jint state = tcp_state(env, local, lport, remote, rport, ifindex, &found_if);
+    uint32_t found_if = 0, inode = 0;
+    jint state = tcp_state(env, local, lport, remote, rport, ifindex, &found_if, &inode);
     /* no connection, but a listener bound to a device (SO_BINDTODEVICE, a VRF): its connections are found
        only by a lookup that names that device */
-    if (state == 10 && ifindex == 0 && found_if != 0) state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if);
+    if (state == 10 && ifindex == 0 && found_if != 0) {
+        state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if, &inode);
+    }
     return state;
 }
 
+/*
+ * As tcpState0, for the inode of that connection's socket: 0 while the connection waits in its listener's
+ * accept queue (no socket file yet), the inode once accepted (as fstat of the accepted descriptor gives).
+ * Returns the inode, or -errno; -ENOENT when no connection has that four-tuple (only the listener, or none).
+ */
+EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_tcpInode0(JNIEnv *env, jclass cls, jbyteArray local,
+                                                                              jint lport, jbyteArray remote, jint rport,
+                                                                              jint ifindex)
+{
+    (void)cls;
+    uint32_t found_if = 0, inode = 0;
+    jint state = tcp_state(env, local, lport, remote, rport, ifindex, &found_if, &inode);
+    if (state == 10 && ifindex == 0 && found_if != 0) {
+        state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if, &inode);
+    }
+    if (state < 0) return state;
+    if (state == 0 || state == 10) return -ENOENT;
+    return (jlong)inode;
+}
+
+/* The inode of descriptor fd (fstat), or -errno. */
+EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_fdInode0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void)env;
+    (void)cls;
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    return (jlong)st.st_ino;
+}
+
 static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remote, jint rport, jint ifindex,
-                      uint32_t *found_if)
+                      uint32_t *found_if, uint32_t *inode)
 {
     jsize llen = (*env)->GetArrayLength(env, local);
     jsize rlen = (*env)->GetArrayLength(env, remote);
@@ -556,6 +588,7 @@ static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remo
     if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) return -EBADMSG;
     struct inet_diag_msg *m = (struct inet_diag_msg *)NLMSG_DATA(h);
     *found_if = m->id.idiag_if;
+    *inode = m->idiag_inode;
     return m->idiag_state == 0 ? -EBADMSG : (jint)m->idiag_state;
 }
 
@@ -633,7 +666,8 @@ static int same_connection(int fd, int localPort, int remotePort)
  * Writes all of bytes on the connected TCP socket fd, if fd's local and remote ports are still
  * localPort and remotePort (a descriptor the application closed meanwhile, and the number given to a
  * new file, is not written to). Waits for room at most 1 s (a fresh connection's buffer always has room
- * for a proof). Returns 0, -EBADF when fd is not that connection, or -errno.
+ * for a proof). Returns 0, -EBADF when fd is not that connection, -errno when nothing was written, or the
+ * count written when the connection failed after some of the bytes.
  */
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv *env, jclass cls, jint fd, jbyteArray bytes,
                                                                          jint localPort, jint remotePort)
@@ -655,11 +689,11 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv 
             continue;
         }
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return done > 0 ? done : -errno;
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long spent = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;
-        if (spent >= 1000) return -ETIMEDOUT;
+        if (spent >= 1000) return done > 0 ? done : -ETIMEDOUT;
         struct pollfd p = { .fd = fd, .events = POLLOUT, .revents = 0 };
         if (poll(&p, 1, (int)(1000 - spent)) < 0 && errno != EINTR) return -errno;
     }
@@ -667,16 +701,16 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv 
 }
 
 /*
- * If fd is still the connection between the two ports (as send0 checks), copies up to len(buf) bytes
- * from the front of what the TCP socket fd received, without taking them,
- * after waiting at most millis for that many (SO_RCVLOWAT raised to that count for the wait, then put
- * back) or for the end of the stream. Returns the count copied (0: none yet), -ENODATA at the end of the
- * stream with nothing received, or -errno. hup[0] is set to 1 when the peer's end (or an error) was seen,
- * so a caller holding fewer bytes than it wants knows no more come.
+ * If fd is still the connection between the two ports (as send0 checks), copies up to len(into) bytes
+ * from the front of what the TCP socket fd received, without taking them, after waiting at most millis
+ * until atLeast of them are there (SO_RCVLOWAT raised to that count for the wait, then put back) or the
+ * stream ended. Returns the count copied (0: none yet), -ENODATA at the end of the stream with nothing
+ * received, or -errno. hup[0] is set to 1 when the peer's end (or an error) was seen, so a caller holding
+ * fewer bytes than it wants knows no more come.
  */
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv *env, jclass cls, jint fd, jbyteArray into,
-                                                                         jint millis, jintArray hup, jint localPort,
-                                                                         jint remotePort)
+                                                                         jint atLeast, jint millis, jintArray hup,
+                                                                         jint localPort, jint remotePort)
 {
     (void)cls;
     char buf[256];
@@ -684,7 +718,8 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_peek0(JNIEnv 
     if (want <= 0 || want > (jsize)sizeof buf) return -EINVAL;
     int same = same_connection(fd, localPort, remotePort);
     if (same != 0) return same;
-    int old = 1, lowat = want;
+    if (atLeast < 1 || atLeast > want) return -EINVAL;
+    int old = 1, lowat = atLeast;
     socklen_t ol = sizeof old;
     if (getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &old, &ol) != 0) return -errno;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat) != 0) return -errno;

@@ -217,19 +217,20 @@ public final class NativeSockets {
         int rc = send0(fd, bytes, localPort, remotePort);
         if (rc == -9 /* EBADF */) throw notTheConnection(fd, localPort, remotePort);
         if (rc < 0) throw new java.io.IOException("send on the TCP connection failed: " + NativeFiles.describe(rc));
+        if (rc > 0) throw new TcpConnection.PartlyWritten(rc, bytes.length);
     }
 
     /**
      * Copies up to {@code into.length} (at most 256) bytes from the front of what the TCP socket {@code fd}
-     * received, without taking them, after waiting at most {@code millis} for that many or the end of the
-     * stream, provided {@code fd} is still the connection between the two ports (as {@link #send} checks).
+     * received, without taking them, after waiting at most {@code millis} until {@code atLeast} (1 to
+     * {@code into.length}) are there or the stream ended, provided {@code fd} is still the connection between the two ports (as {@link #send} checks).
      * Returns the count copied (0: none yet); -1 at the end of the stream with nothing received.
      * {@code ended[0]} is set when the peer's end was seen (no more bytes come).
      */
-    public static int peek(int fd, byte[] into, int millis, boolean[] ended, int localPort, int remotePort)
+    public static int peek(int fd, byte[] into, int atLeast, int millis, boolean[] ended, int localPort, int remotePort)
             throws java.io.IOException {
         int[] hup = new int[1];
-        int rc = peek0(fd, into, millis, hup, localPort, remotePort);
+        int rc = peek0(fd, into, atLeast, millis, hup, localPort, remotePort);
         if (rc == -9 /* EBADF */) throw notTheConnection(fd, localPort, remotePort);
         ended[0] = hup[0] != 0 || rc == -61 /* ENODATA */;
         if (rc == -61) return -1;
@@ -262,11 +263,45 @@ public final class NativeSockets {
 
     private static native int send0(int fd, byte[] bytes, int localPort, int remotePort);
 
-    private static native int peek0(int fd, byte[] into, int millis, int[] hup, int localPort, int remotePort);
+    private static native int peek0(int fd, byte[] into, int atLeast, int millis, int[] hup, int localPort, int remotePort);
 
     private static native int discard0(int fd, int n, int localPort, int remotePort);
 
     private static native int shutdown0(int fd, int localPort, int remotePort);
+
+    /**
+     * The inode of the socket of the TCP connection {@code local}-{@code remote} of this network namespace (as
+     * {@link #tcpState} finds it): 0 while it waits in its listener's accept queue, the accepted socket's inode
+     * once accepted ({@link #fdInode} of its descriptor); -1 when there is no such connection or it cannot be told.
+     */
+    public static long tcpInode(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
+        if (!Futex.isAvailable() || local.getAddress() == null || remote.getAddress() == null) return -1;
+        byte[] l = local.getAddress().getAddress();
+        byte[] r = remote.getAddress().getAddress();
+        if (l.length != r.length) return -1;
+        int ifindex = local.getAddress() instanceof java.net.Inet6Address six && six.isLinkLocalAddress() ? six.getScopeId() : 0;
+        try {
+            long rc = tcpInode0(l, local.getPort(), r, remote.getPort(), Math.max(0, ifindex));
+            return rc < 0 ? -1 : rc;
+        } catch (UnsatisfiedLinkError e) {
+            return -1;
+        }
+    }
+
+    /** The inode of descriptor {@code fd} ({@code fstat}); -1 when it cannot be had. */
+    public static long fdInode(int fd) {
+        if (fd < 0 || !Futex.isAvailable()) return -1;
+        try {
+            long rc = fdInode0(fd);
+            return rc < 0 ? -1 : rc;
+        } catch (UnsatisfiedLinkError e) {
+            return -1;
+        }
+    }
+
+    private static native long tcpInode0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
+
+    private static native long fdInode0(int fd);
 
     private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
 

@@ -56,8 +56,8 @@ public final class NativeTcp implements TcpConnection {
     }
 
     @Override
-    public int peek(byte[] into, int millis) throws IOException {
-        return NativeSockets.peek(fd(), into, millis, ended, localPort, remotePort);
+    public int peek(byte[] into, int atLeast, int millis) throws IOException {
+        return NativeSockets.peek(fd(), into, atLeast, millis, ended, localPort, remotePort);
     }
 
     @Override
@@ -68,6 +68,15 @@ public final class NativeTcp implements TcpConnection {
     @Override
     public void discard(int n) throws IOException {
         NativeSockets.discard(fd(), n, localPort, remotePort);
+    }
+
+    @Override
+    public long inode() {
+        try {
+            return NativeSockets.fdInode(fd());
+        } catch (IOException closed) {
+            return -1;
+        }
     }
 
     @Override

@@ -11,9 +11,10 @@ package io.sora.transport;
  * the key is marked TCP with the reason, so that an accept coming later reports it at once; the state
  * becomes ABORTED and a waiting accept wakes. Whoever sees ABORTED therefore finds the link released
  * and the mark in the table. A committed pairing is never aborted: it lives until claimed, or until
- * the listener closes, or until it has waited {@link PairingTable#UNCLAIMED_TTL_NANOS} for an accept
- * ({@link #expire}: an RDMA peer can commit a pairing for a connection that was accepted already, which no
- * accept will claim; it held the connection's resources until the listener closed).
+ * the listener closes, or, where the medium sets a limit ({@link PairingMedium#unclaimedTtlNanos}), until it
+ * has waited that long for an accept ({@link #expire}: an RDMA peer can commit a pairing for a connection
+ * that was accepted already, which no accept will claim; it held the connection's resources until the
+ * listener closed).
  *
  * <p>Thread-safe: the medium's threads (request, COMMIT, the client leaving) and the accepting thread
  * all touch it.
@@ -107,12 +108,27 @@ public final class Pairing<L> {
         return true;
     }
 
-    /** At the listener's close: a committed pairing no accept took is released; true if so. */
-    synchronized boolean releaseUnclaimed() {
+    /**
+     * At the listener's close: a committed pairing no accept took is released, and its key marked TCP with
+     * {@code why} (the mark keeps the medium's settlement for the accept that may still come); true if so.
+     */
+    synchronized boolean releaseUnclaimed(String why) {
         if (state != State.COMMITTED || claimed) return false;
         claimed = true; // nobody may take it now
-        table.medium.release(link);
+        try {
+            table.medium.release(link);
+        } finally {
+            reason = why;
+            table.aborted(this, why);
+            state = State.ABORTED;
+            notifyAll();
+        }
         return true;
+    }
+
+    /** Whether an accept took it ({@link #claim}), or the listener's close did. */
+    public synchronized boolean isClaimed() {
+        return claimed;
     }
 
     /** Waits until COMMITTED or ABORTED, at most {@code nanos}; returns the state then. */

@@ -93,4 +93,14 @@ public interface PairingMedium<L> {
     default Settlement settlement(L link) {
         return null;
     }
+
+    /**
+     * How long a committed pairing waits for an accept to claim it before it is released (its client's
+     * connection drops, a later accept of its key reports why); negative (the default): for good, until the
+     * listener closes, as an accept backlog keeps its connections. A medium whose peers may commit pairings
+     * no accept will claim (RDMA: any peer of the client host, for a connection accepted already) limits it.
+     */
+    default long unclaimedTtlNanos() {
+        return -1;
+    }
 }

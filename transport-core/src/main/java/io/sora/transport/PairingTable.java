@@ -42,11 +42,7 @@ public final class PairingTable<L> {
      * medium must settle first (RDMA: a proof on the TCP stream). A few hundred bytes each.
      */
     static final long SETTLEMENT_MARK_TTL_NANOS = 10 * TCP_MARK_TTL_NANOS;
-    /**
-     * How long a committed pairing waits for an accept to claim it before it is released ({@link Pairing#expire}):
-     * as long as a TCP mark lives (an accept backlog that far behind has lost its clients anyway).
-     */
-    public static final long UNCLAIMED_TTL_NANOS = TCP_MARK_TTL_NANOS;
+
     private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
     private static final long MIN_COMMIT_WAIT_NANOS = 2_000_000_000L;
     /** How long an accept waiting for announced clients sleeps before it reads their channels itself. */
@@ -204,7 +200,7 @@ public final class PairingTable<L> {
         try {
             medium.offer(pairing, ((AcceptPolicy.Allow) decision).options());
         } catch (IOException | RuntimeException e) {
-            String why = e instanceof IOException ? e.getMessage() : "could not offer: " + e;
+            String why = e instanceof IOException && e.getMessage() != null ? e.getMessage() : "could not offer: " + e;
             if (pairing.state() == Pairing.State.HELLO) medium.refuse(link, why);
             pairing.abort(why);
         }
@@ -213,6 +209,8 @@ public final class PairingTable<L> {
     /** The pairing was aborted: its key stays TCP, with the reason for an accept that comes later. */
     void aborted(Pairing<L> pairing, String reason) {
         long now = clock.getAsLong();
+        // a mark without a reason is an accept's (see decides): an aborted pairing's must carry one
+        if (reason == null) reason = "pairing aborted";
         entries.replace(pairing.key(), pairing, new TcpMark(now, now, reason, medium.settlement(pairing.link())));
     }
 
@@ -472,10 +470,12 @@ public final class PairingTable<L> {
         lastSweepNanos = now;
         entries.entrySet().removeIf(e -> e.getValue() instanceof TcpMark m
                 && now - m.markedNanos() > (m.settlement() == null ? TCP_MARK_TTL_NANOS : SETTLEMENT_MARK_TTL_NANOS));
+        long unclaimedTtl = medium.unclaimedTtlNanos();
+        if (unclaimedTtl < 0) return;
         for (Object e : entries.values()) {
             if (e instanceof Pairing<?> p) {
-                p.expire(now, UNCLAIMED_TTL_NANOS, "committed, but no accept claimed it within "
-                        + UNCLAIMED_TTL_NANOS / 1_000_000_000L + " s (its connection was accepted already?)");
+                p.expire(now, unclaimedTtl, "committed, but no accept claimed it within "
+                        + unclaimedTtl / 1_000_000_000L + " s (its connection was accepted already?)");
             }
         }
     }
@@ -504,10 +504,12 @@ public final class PairingTable<L> {
         for (Object e : entries.values()) {
             if (e instanceof Pairing<?> p) {
                 p.abort(why);
-                p.releaseUnclaimed(); // committed: released unless an accept took it meanwhile
+                p.releaseUnclaimed(why); // committed: released unless an accept took it meanwhile
             }
         }
-        entries.clear();
+        // marks that carry a settlement stay for the accepts still to come (an accept of a backlog
+        // connection after the listener failed, the server socket still open), which must run it
+        entries.values().removeIf(v -> !(v instanceof TcpMark m && m.settlement() != null));
     }
 
     public boolean isClosed() {

@@ -39,10 +39,10 @@ class NativeTcpTest {
             client.write(proof);
             c.getOutputStream().write("after".getBytes(StandardCharsets.US_ASCII));
             byte[] seen = new byte[proof.length];
-            assertEquals(proof.length, server.peek(seen, 5_000));
+            assertEquals(proof.length, server.peek(seen, seen.length, 5_000));
             assertArrayEquals(proof, seen);
             byte[] again = new byte[proof.length];
-            assertEquals(proof.length, server.peek(again, 0), "a peek takes nothing");
+            assertEquals(proof.length, server.peek(again, again.length, 0), "a peek takes nothing");
             server.discard(proof.length);
             assertArrayEquals("after".getBytes(StandardCharsets.US_ASCII), s.getInputStream().readNBytes(5));
         }
@@ -58,23 +58,26 @@ class NativeTcpTest {
              Socket s = ss.accept()) {
             TcpConnection server = NativeTcp.of(s);
             byte[] into = new byte[4];
-            assertEquals(0, server.peek(into, 20), "nothing received yet");
+            assertEquals(0, server.peek(into, into.length, 20), "nothing received yet");
             c.getOutputStream().write('x');
             long t0 = System.nanoTime();
             int n = 0;
-            for (int i = 0; i < 100 && n == 0; i++) n = server.peek(into, 50); // the byte may still be on its way
+            for (int i = 0; i < 100 && n == 0; i++) n = server.peek(into, into.length, 50); // the byte may still be on its way
             assertEquals(1, n);
             assertTrue(System.nanoTime() - t0 >= 40_000_000L, "returned before its wait ended with 1 of 4 bytes");
             assertEquals(false, server.ended());
+            t0 = System.nanoTime();
+            assertEquals(1, server.peek(into, 1, 5_000), "at least one byte asked for: the one there");
+            assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "waited for more than the one byte asked for");
             c.shutdownOutput();
             boolean ended = false;
             for (int i = 0; i < 100 && !ended; i++) {
-                assertEquals(1, server.peek(into, 50));
+                assertEquals(1, server.peek(into, into.length, 50));
                 ended = server.ended();
             }
             assertTrue(ended, "the peer's end was not seen");
             assertEquals('x', s.getInputStream().read(), "the peeked byte is still the application's");
-            assertEquals(-1, server.peek(into, 50));
+            assertEquals(-1, server.peek(into, into.length, 50));
             assertTrue(server.ended());
         }
     }
@@ -94,7 +97,7 @@ class NativeTcpTest {
             c.getOutputStream().write(5);
             int sfd = NativeSockets.socketFd(s);
             assertThrows(java.net.SocketException.class,
-                    () -> NativeSockets.peek(sfd, new byte[1], 1000, new boolean[1], s.getLocalPort() + 1, s.getPort()));
+                    () -> NativeSockets.peek(sfd, new byte[1], 1, 1000, new boolean[1], s.getLocalPort() + 1, s.getPort()));
             assertThrows(java.net.SocketException.class, () -> NativeSockets.discard(sfd, 1, s.getLocalPort(), s.getPort() + 1));
             NativeSockets.shutdown(sfd, s.getLocalPort(), s.getPort() + 1);
             assertEquals(5, s.getInputStream().read(), "the byte is still there and the connection open");
@@ -104,6 +107,27 @@ class NativeTcpTest {
             c.close();
             assertEquals(-1, NativeSockets.socketFd(c));
             assertThrows(java.net.SocketException.class, () -> client.write(new byte[] {1}));
+        }
+    }
+
+    /**
+     * The inode of a connection's socket, by its four-tuple: 0 while it waits in the accept queue, then the
+     * accepted socket's own (what tells it from a later connection reusing the four-tuple).
+     */
+    @Test
+    void aConnectionsInodeIsZeroUntilAcceptedThenTheAcceptedSockets() throws Exception {
+        try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort())) {
+            InetSocketAddress server = new InetSocketAddress(LOOPBACK, ss.getLocalPort());
+            InetSocketAddress client = (InetSocketAddress) c.getLocalSocketAddress();
+            long queued = -1;
+            for (int i = 0; i < 1000 && queued != 0; i++) queued = NativeSockets.tcpInode(server, client); // the handshake's end may lag
+            assertEquals(0, queued, "in the accept queue: no socket file yet");
+            try (Socket s = ss.accept()) {
+                long accepted = NativeTcp.of(s).inode();
+                assertTrue(accepted > 0, "the accepted socket's inode: " + accepted);
+                assertEquals(accepted, NativeSockets.tcpInode(server, client));
+                assertTrue(NativeTcp.of(c).inode() != accepted, "the client's socket is another");
+            }
         }
     }
 
@@ -118,7 +142,7 @@ class NativeTcpTest {
             client.write(new byte[] {7, 8, 9});
             byte[] seen = new byte[3];
             int n = 0;
-            for (int i = 0; i < 100 && n < 3; i++) n = server.peek(seen, 50);
+            for (int i = 0; i < 100 && n < 3; i++) n = server.peek(seen, seen.length, 50);
             assertArrayEquals(new byte[] {7, 8, 9}, Arrays.copyOf(seen, n));
             server.shutdown();
             ByteBuffer b = ByteBuffer.allocate(8);

@@ -53,9 +53,17 @@ class PairingTableTest {
         /** Each link's settlement, when the medium has them (a proof of the TCP connection, as RDMA's). */
         final java.util.Map<Link, CountingSettlement> settlements = new java.util.concurrent.ConcurrentHashMap<>();
 
+        /** How long a committed pairing waits for its accept (negative: for good, the default). */
+        volatile long unclaimedTtl = -1;
+
         @Override
         public Settlement settlement(Link link) {
             return settlements.get(link);
+        }
+
+        @Override
+        public long unclaimedTtlNanos() {
+            return unclaimedTtl;
         }
 
         @Override
@@ -248,7 +256,8 @@ class PairingTableTest {
         m.table.request(offered, other, null);
         m.table.close();
         assertEquals(1, committed.releases, "its client sees the control channel drop");
-        assertEquals(Pairing.State.COMMITTED, committed.pairing.state());
+        assertEquals(Pairing.State.ABORTED, committed.pairing.state(), "released, never to be claimed");
+        assertEquals("fake listener closed", committed.pairing.reason());
         assertEquals(1, offered.releases);
         assertEquals("fake listener closed", offered.pairing.reason());
         assertEquals(0, m.table.size());
@@ -537,35 +546,67 @@ class PairingTableTest {
 
     /**
      * A committed pairing that no accept claims (an RDMA peer can commit one for a connection that was
-     * accepted already) is released once it waited {@link PairingTable#UNCLAIMED_TTL_NANOS}, rather than hold
-     * its resources until the listener closes; an accept that comes later reports why, and runs its
-     * settlement (a proof may be on the TCP stream). One claimed in time is never released by the sweep.
+     * accepted already) is released once it waited the medium's limit, rather than hold its resources until
+     * the listener closes; an accept that comes later reports why, and runs its settlement (a proof may be on
+     * the TCP stream). A medium without a limit (shm) keeps it for its accept, however late.
      */
     @Test
-    void aCommittedPairingNoAcceptClaimsIsReleasedAfterItsWait() {
+    void aCommittedPairingNoAcceptClaimsIsReleasedAfterTheMediumsLimit() {
+        long ttl = PairingTable.TCP_MARK_TTL_NANOS;
         java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000_000L);
         FakeMedium m = new FakeMedium();
+        m.unclaimedTtl = ttl;
         m.table = new PairingTable<>(m, ALLOW, true, now::get);
         Link unclaimed = new Link();
         CountingSettlement s = new CountingSettlement();
         m.settlements.put(unclaimed, s);
         m.table.request(unclaimed, KEY, null);
         assertTrue(unclaimed.pairing.committed());
-        ConnectionKey other = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40001), KEY.server());
-        Link claimedInTime = new Link();
-        m.table.request(claimedInTime, other, null);
-        assertTrue(claimedInTime.pairing.committed());
-        assertInstanceOf(PairingResult.Paired.class, m.table.awaitPairing(other, WAIT, new TestHooks()));
-        now.addAndGet(PairingTable.UNCLAIMED_TTL_NANOS - 1_000_000_000L);
+        now.addAndGet(ttl - 1_000_000_000L);
         m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40002), KEY.server()), null); // sweeps
         assertEquals(0, unclaimed.releases, "not yet: it may still be claimed");
         now.addAndGet(3_000_000_000L);
         m.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40003), KEY.server()), null); // sweeps
-        assertEquals(1, unclaimed.releases, "released after its wait");
-        assertEquals(0, claimedInTime.releases, "a claimed pairing is the accept's");
+        assertEquals(1, unclaimed.releases, "released after the limit");
         String reason = fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks()));
         assertTrue(reason.startsWith("committed, but no accept claimed it within 60 s") && reason.endsWith("; settled"), reason);
         assertEquals(1, s.runs.get());
+
+        FakeMedium shm = new FakeMedium(); // no limit
+        shm.table = new PairingTable<>(shm, ALLOW, true, now::get);
+        Link late = new Link();
+        shm.table.request(late, KEY, null);
+        assertTrue(late.pairing.committed());
+        now.addAndGet(10 * ttl);
+        shm.table.request(new Link(), new ConnectionKey(new InetSocketAddress("127.0.0.1", 40004), KEY.server()), null); // sweeps
+        assertEquals(0, late.releases);
+        assertInstanceOf(PairingResult.Paired.class, shm.table.awaitPairing(KEY, WAIT, new TestHooks()), "claimed however late");
+    }
+
+    /**
+     * The listener's close keeps the marks that carry a settlement, for the accepts still to come (an accept
+     * of a connection in the backlog after the listener failed, its server socket still open): the look for
+     * an RDMA proof is not skipped. A committed pairing nobody claimed leaves one too.
+     */
+    @Test
+    void theListenersCloseKeepsSettlementsForTheAcceptsToCome() {
+        FakeMedium m = medium(ALLOW, true);
+        Link offered = new Link();
+        CountingSettlement so = new CountingSettlement();
+        m.settlements.put(offered, so);
+        m.table.request(offered, KEY, null);
+        ConnectionKey other = new ConnectionKey(new InetSocketAddress("127.0.0.1", 40001), KEY.server());
+        Link committed = new Link();
+        CountingSettlement sc = new CountingSettlement();
+        m.settlements.put(committed, sc);
+        m.table.request(committed, other, null);
+        assertTrue(committed.pairing.committed());
+        m.table.close("listener failed");
+        assertEquals(1, committed.releases, "the committed pairing nobody claimed is released");
+        assertEquals("listener failed; settled", fallback(m.table.awaitPairing(KEY, WAIT, new TestHooks())));
+        assertEquals("listener failed; settled", fallback(m.table.awaitPairing(other, WAIT, new TestHooks())));
+        assertEquals(1, so.runs.get());
+        assertEquals(1, sc.runs.get());
     }
 
     @Test

@@ -32,6 +32,8 @@ final class ProofCheck implements Settlement {
     static final long MIN_WAIT_NANOS = 2_000_000_000L;
     /** How often a look at an unpaired connection stops to see whether the client's NO came meanwhile. */
     private static final int UNPAIRED_SLICE_MILLIS = 20;
+    /** A paired one's slices: nothing to see between them, but a bounded poll each. */
+    private static final int PAIRED_SLICE_MILLIS = 100;
 
     private final byte[] proof;
     private final long conn;
@@ -41,8 +43,14 @@ final class ProofCheck implements Settlement {
     private volatile boolean offerMayBeOut;
     /** The client's reason when it gave the pairing up without writing the proof (its NO), or null. */
     private volatile String declined;
+    /** Set by the one accept that runs it (the table hands it to one; two racing accepts of a reused four-tuple cannot both look). */
+    private final java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
 
-    ProofCheck(byte[] secret, long conn, String peer, RdmaServerBinding binding) {
+    /** The named connection's socket inode when its request was checked: 0 not yet accepted, -1 unknown. */
+    private final long inode;
+
+    ProofCheck(byte[] secret, long conn, String peer, long inode, RdmaServerBinding binding) {
+        this.inode = inode;
         this.proof = RdmaWire.proof(secret);
         this.conn = conn;
         this.peer = peer;
@@ -63,13 +71,20 @@ final class ProofCheck implements Settlement {
     @Override
     public PairingResult settle(PairingResult r, SocketHooks hooks, Duration wait) {
         if (!offerMayBeOut) return r; // no OFFER went out: nothing of sora's can come on the TCP stream
+        TcpConnection tcp = hooks.tcp();
+        if (inode > 0 && tcp != null) {
+            // the request named a connection accepted already: if it is not this accept's (a later connection
+            // reusing its four-tuple, whose accept found the mark), nothing of this pairing is on this one
+            long mine = tcp.inode();
+            if (mine > 0 && mine != inode) return r;
+        }
+        if (!ran.compareAndSet(false, true)) return r; // another accept looked at its own connection for it
         boolean paired = r instanceof PairingResult.Paired;
         if (!paired && declined != null) return r;
         long bound = binding.proofWaitNanos() > 0 ? binding.proofWaitNanos() : Math.max(MIN_WAIT_NANOS, 10 * wait.toNanos());
         // a committed client wrote its proof before its COMMIT: it is there or on its way, whatever the thread's
         // interrupt status; an accept interrupted before the COMMIT looks once, without waiting
         if (!paired && Thread.currentThread().isInterrupted()) bound = 0;
-        TcpConnection tcp = hooks.tcp();
         Front front;
         String error = null;
         try {
@@ -121,10 +136,12 @@ final class ProofCheck implements Settlement {
     private Front look(TcpConnection tcp, boolean paired, long boundNanos) throws IOException {
         long deadline = System.nanoTime() + boundNanos;
         byte[] seen = new byte[proof.length];
+        int n = 0;
         for (;;) {
             long left = deadline - System.nanoTime();
-            int slice = (int) Math.max(0, Math.min(left / 1_000_000L, paired ? Integer.MAX_VALUE : UNPAIRED_SLICE_MILLIS));
-            int n = tcp.peek(seen, slice);
+            int slice = (int) Math.max(0, Math.min(left / 1_000_000L, paired ? PAIRED_SLICE_MILLIS : UNPAIRED_SLICE_MILLIS));
+            // the first byte decides most (a plain client's request is not "SORP"): wait for one, then for the rest
+            n = tcp.peek(seen, n == 0 ? 1 : proof.length, slice);
             if (n < 0) return Front.NOTHING; // the end, nothing sent
             for (int i = 0; i < n; i++) {
                 if (seen[i] != proof[i]) return Front.OTHER;

@@ -308,9 +308,11 @@ final class RdmaClient {
             // the proof before the COMMIT: a server that has the COMMIT finds the proof on its way or there
             tcp.write(RdmaWire.proof(offer.secret()));
         } catch (IOException e) {
-            // nothing written (the descriptor is no longer the connection's), or a connection already broken
+            // nothing written (the descriptor is no longer the connection's, or it failed at once): said, so the
+            // server hands the connection over as it is; part of it written: not said (the server must take those
+            // bytes out, finding the proof incomplete: it shuts the connection down, which failed anyway)
             String why = "could not write the pairing's proof on the TCP connection: " + e.getMessage();
-            decline(medium.qp, why);
+            if (!(e instanceof TcpConnection.PartlyWritten)) decline(medium.qp, why);
             return new PairingResult.Fallback(why);
         }
         medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));

@@ -34,6 +34,8 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
     private String failure;
     /** The offer's proof check, made with its secret ({@link #offering}); null before. */
     private volatile ProofCheck proof;
+    /** The inode of the TCP connection's socket when the request was checked (0: not yet accepted; -1: unknown). */
+    private volatile long serverInode = -1;
 
     RdmaLink(long id, RdmaCmId cmId, RdmaMedium medium, RdmaServerBinding binding) {
         this.id = id;
@@ -137,12 +139,21 @@ final class RdmaLink implements RdmaMedium.PairingListener, CmLoop.Handler {
      * connection failed before (the caller aborts the pairing).
      */
     boolean offering(Pairing<RdmaLink> pairing, byte[] secret) {
-        this.proof = new ProofCheck(secret, id, describePeer(), binding);
+        this.proof = new ProofCheck(secret, id, describePeer(), serverInode, binding);
         this.secret = secret;
         synchronized (this) {
             this.pairing = pairing;
             return failure == null;
         }
+    }
+
+    /** The pairing the binding's offer began, or null. */
+    synchronized Pairing<RdmaLink> pairing() {
+        return pairing;
+    }
+
+    void serverInode(long inode) {
+        serverInode = inode;
     }
 
     /** The offer's proof check; null before the binding's offer. */

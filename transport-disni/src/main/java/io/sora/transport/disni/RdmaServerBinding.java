@@ -29,8 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * to the medium-neutral {@link PairingTable}, which decides and calls back here for what is RDMA's
  * own: the checks of a request (the key's server, ring size, the RDMA peer is the TCP client, the TCP
  * connection ends here), the offer (register the ring and the send shadow, OFFER with a secret), the
- * refusal (NO, then drop the connection), the release (drop the connection) and the connection.
- * {@link #awaitPairing} claims the result for the accepted TCP socket.
+ * refusal (NO, then drop the connection), the release (drop the connection), the connection, and the
+ * look at the TCP connection for the client's proof that it owns it ({@link ProofCheck}, the pairing's
+ * settlement). {@link #awaitPairing} claims the result for the accepted TCP socket.
  *
  * <p>A sora client makes its RDMA connection before its TCP connect (and sends its HELLO after it), so
  * that connection, from its CONNECT_REQUEST (handled before the CM accepts it, so before the client can
@@ -170,7 +171,11 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             return "RDMA peer address " + (peer == null ? "unknown" : peer.getAddress().getHostAddress())
                     + " is not the TCP client's address " + key.client().getAddress().getHostAddress();
         }
-        return established(key);
+        String notHere = established(key);
+        // which connection this request names: 0 while it waits to be accepted, else the accepted socket's inode
+        // (an accept of a later connection reusing the four-tuple must not look for this pairing's proof)
+        if (notHere == null) link.serverInode(io.sora.transport.NativeSockets.tcpInode(key.server(), key.client()));
+        return notHere;
     }
 
     /**
@@ -291,6 +296,17 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         return link.proof();
     }
 
+    /**
+     * Any user of a client host with a TCP connection of its own to this server can commit a pairing for
+     * that connection once it was accepted (as a new connection reusing its four-tuple would be paired),
+     * which no accept will claim: each held its queue pair and rings (a shadow of up to 256 MiB registered,
+     * the peer's choice) until the listener closed. Released after a minute.
+     */
+    @Override
+    public long unclaimedTtlNanos() {
+        return PairingTable.TCP_MARK_TTL_NANOS;
+    }
+
     /** Tests: how long an accept waits for a proof (0: the rule's bound). */
     private volatile long proofWaitNanos;
 
@@ -330,9 +346,16 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
         dropUnclaimed();
     }
 
-    /** Drops the connections no accept claimed (their clients see them die). */
+    /**
+     * Drops the connections no accept claimed (their clients see them die); not one an accept claimed and
+     * is about to make its connection of (after the table's close, no pairing can be claimed any more).
+     */
     private void dropUnclaimed() {
-        for (RdmaLink link : unclaimed) link.medium.abort();
+        for (RdmaLink link : unclaimed) {
+            io.sora.transport.Pairing<RdmaLink> p = link.pairing();
+            if (p != null && p.isClaimed() && p.state() == io.sora.transport.Pairing.State.COMMITTED) continue;
+            link.medium.abort();
+        }
     }
 
     // ---- tests ----

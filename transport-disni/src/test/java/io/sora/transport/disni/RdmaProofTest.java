@@ -148,9 +148,11 @@ class RdmaProofTest {
         PairingResult r = binding.awaitPairing(serverKey(t), WAIT, new TestHooks(t[1]));
         FastConnection server = assertInstanceOf(PairingResult.Paired.class, r, () -> "" + r).connection();
         resources.add(server);
-        assertEquals(0, t[1].getInputStream().available(), "the proof was taken from the TCP stream");
         client.outputStream().write(new byte[] {4, 5, 6});
         assertArrayEquals(new byte[] {4, 5, 6}, server.inputStream().readNBytes(3));
+        // the proof was taken: the TCP stream's next bytes are the client's own, not the proof's
+        t[0].getOutputStream().write(new byte[] {7, 8});
+        assertArrayEquals(new byte[] {7, 8}, t[1].getInputStream().readNBytes(2));
     }
 
     /**
@@ -193,9 +195,11 @@ class RdmaProofTest {
                     }
 
                     @Override
-                    public int peek(byte[] into, int millis) throws IOException {
-                        looking.countDown();
-                        return tcp.peek(into, millis);
+                    public int peek(byte[] into, int atLeast, int millis) throws IOException {
+                        int n = tcp.peek(into, atLeast, millis);
+                        // only once a look found nothing: an accept that gave up after one look fails the test
+                        if (n == 0) looking.countDown();
+                        return n;
                     }
 
                     @Override
@@ -212,6 +216,11 @@ class RdmaProofTest {
                     public void shutdown() {
                         tcp.shutdown();
                     }
+
+                    @Override
+                    public long inode() {
+                        return tcp.inode();
+                    }
                 };
             }
         };
@@ -227,7 +236,33 @@ class RdmaProofTest {
         accepting.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
         FastConnection server = assertInstanceOf(PairingResult.Paired.class, result.get(), () -> "" + result.get()).connection();
         resources.add(server);
-        assertEquals(0, t[1].getInputStream().available(), "the proof was taken");
+        t[0].getOutputStream().write(9);
+        assertEquals(9, t[1].getInputStream().read(), "the proof was taken: the next byte on TCP is the client's");
+    }
+
+    /**
+     * An offer's look is made only on the connection its request named: an accept of another connection
+     * with the same four-tuple (a later one reusing it, whose accept finds the earlier pairing's mark) hands
+     * its connection over as it is, without waiting for a proof or shutting it down.
+     */
+    @Test
+    void aPairingsLookIsNotMadeOnAnotherConnection() throws Exception {
+        listen();
+        binding.proofWait(TimeUnit.MILLISECONDS.toNanos(300));
+        Socket[] t = tcp();
+        long other = NativeTcp.of(t[0]).inode(); // an accepted socket's inode that is not t[1]'s
+        ProofCheck check = new ProofCheck(new byte[RdmaWire.SECRET_SIZE], 1, "(test)", other, binding);
+        check.offerMayBeOut(true);
+        PairingResult f = new PairingResult.Fallback("client left after the OFFER");
+        assertEquals(f, check.settle(f, new TestHooks(t[1]), WAIT), "not its connection: handed over as it is");
+        t[1].getOutputStream().write(1);
+        assertEquals(1, t[0].getInputStream().read(), "not shut down");
+        // the same look for the connection it named (the accepted socket's inode) waits, finds nothing, shuts it down
+        ProofCheck own = new ProofCheck(new byte[RdmaWire.SECRET_SIZE], 2, "(test)", NativeTcp.of(t[1]).inode(), binding);
+        own.offerMayBeOut(true);
+        String reason = assertInstanceOf(PairingResult.Fallback.class, own.settle(f, new TestHooks(t[1]), WAIT)).reason();
+        assertTrue(reason.contains("shut down"), reason);
+        assertEquals(-1, t[0].getInputStream().read());
     }
 
     /**
