@@ -695,7 +695,7 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_send0(JNIEnv 
         long spent = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;
         if (spent >= 1000) return done > 0 ? done : -ETIMEDOUT;
         struct pollfd p = { .fd = fd, .events = POLLOUT, .revents = 0 };
-        if (poll(&p, 1, (int)(1000 - spent)) < 0 && errno != EINTR) return -errno;
+        if (poll(&p, 1, (int)(1000 - spent)) < 0 && errno != EINTR) return done > 0 ? done : -errno;
     }
     return 0;
 }

@@ -461,7 +461,13 @@ public final class PairingTable<L> {
     private PairingResult claimed(ConnectionKey key, Pairing<L> p, SocketHooks hooks) {
         if (!p.claim()) return new PairingResult.Fallback(p.reason() != null ? p.reason() : closedWhy);
         entries.remove(key, p);
-        return new PairingResult.Paired(medium.connection(p, hooks));
+        try {
+            return new PairingResult.Paired(medium.connection(p, hooks));
+        } catch (RuntimeException e) {
+            // claimed, so nothing else releases it: the client sees its connection drop
+            medium.release(p.link());
+            return new PairingResult.Fallback("could not set up the paired connection: " + e);
+        }
     }
 
     /** Drops expired TCP marks; at most about once a second. */

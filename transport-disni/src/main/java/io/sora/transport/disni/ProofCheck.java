@@ -76,7 +76,20 @@ final class ProofCheck implements Settlement {
             // the request named a connection accepted already: if it is not this accept's (a later connection
             // reusing its four-tuple, whose accept found the mark), nothing of this pairing is on this one
             long mine = tcp.inode();
-            if (mine > 0 && mine != inode) return r;
+            if (mine > 0 && mine != inode) {
+                if (!(r instanceof PairingResult.Paired p)) return r;
+                // claimed by a later connection's accept (the earlier one closed, its four-tuple reused while the
+                // pairing waited): the RDMA peer named another connection, so this one is not paired with it
+                try {
+                    p.connection().close();
+                } catch (IOException | RuntimeException e) {
+                    // released either way
+                }
+                String why = "the pairing request of RDMA peer " + peer + " named an earlier connection with this"
+                        + " four-tuple, not this one";
+                if (binding.tracer().isOn(Category.JSOR)) binding.tracer().event(Hook.CM_EVENT, conn, "rdma", why, null);
+                return new PairingResult.Fallback(why);
+            }
         }
         if (!ran.compareAndSet(false, true)) return r; // another accept looked at its own connection for it
         boolean paired = r instanceof PairingResult.Paired;

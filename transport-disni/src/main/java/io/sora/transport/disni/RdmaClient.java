@@ -312,7 +312,11 @@ final class RdmaClient {
             // server hands the connection over as it is; part of it written: not said (the server must take those
             // bytes out, finding the proof incomplete: it shuts the connection down, which failed anyway)
             String why = "could not write the pairing's proof on the TCP connection: " + e.getMessage();
-            if (!(e instanceof TcpConnection.PartlyWritten)) decline(medium.qp, why);
+            if (!(e instanceof TcpConnection.PartlyWritten)) {
+                decline(medium.qp, why);
+            } else {
+                tcp.shutdown(); // the application's bytes must not follow a partial proof (the server shuts it down too)
+            }
             return new PairingResult.Fallback(why);
         }
         medium.qp.postMessage(new RdmaWire.Commit(offer.secret()));

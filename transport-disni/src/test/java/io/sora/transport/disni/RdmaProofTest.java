@@ -257,6 +257,28 @@ class RdmaProofTest {
         assertEquals(f, check.settle(f, new TestHooks(t[1]), WAIT), "not its connection: handed over as it is");
         t[1].getOutputStream().write(1);
         assertEquals(1, t[0].getInputStream().read(), "not shut down");
+        // claimed by this other connection's accept (the named one closed, its four-tuple reused while the
+        // pairing waited): not paired with that RDMA peer, and this connection left as it is
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        FastConnection impostor = new FastConnection() {
+            @Override public long id() { return 9; }
+            @Override public String path() { return "rdma"; }
+            @Override public java.io.InputStream inputStream() { throw new UnsupportedOperationException(); }
+            @Override public java.io.OutputStream outputStream() { throw new UnsupportedOperationException(); }
+            @Override public void shutdownInput() { }
+            @Override public void shutdownOutput() { }
+            @Override public long bytesSent() { return 0; }
+            @Override public long bytesReceived() { return 0; }
+            @Override public void close() { closed.set(true); }
+        };
+        ProofCheck claimedByAnother = new ProofCheck(new byte[RdmaWire.SECRET_SIZE], 3, "(test)", other, binding);
+        claimedByAnother.offerMayBeOut(true);
+        PairingResult r = claimedByAnother.settle(new PairingResult.Paired(impostor), new TestHooks(t[1]), WAIT);
+        String why = assertInstanceOf(PairingResult.Fallback.class, r, () -> "paired without a look: " + r).reason();
+        assertTrue(why.contains("named an earlier connection"), why);
+        assertTrue(closed.get(), "the RDMA peer's connection is dropped");
+        t[1].getOutputStream().write(2);
+        assertEquals(2, t[0].getInputStream().read(), "not shut down");
         // the same look for the connection it named (the accepted socket's inode) waits, finds nothing, shuts it down
         ProofCheck own = new ProofCheck(new byte[RdmaWire.SECRET_SIZE], 2, "(test)", NativeTcp.of(t[1]).inode(), binding);
         own.offerMayBeOut(true);
