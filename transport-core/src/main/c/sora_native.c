@@ -492,7 +492,7 @@ static jint tcp_state(JNIEnv *env, jbyteArray local, jint lport, jbyteArray remo
 
 EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNIEnv *env, jclass cls, jbyteArray local,
                                                                              jint lport, jbyteArray remote, jint rport,
-                                                                             jint ifindex)
+                                                                             jint ifindex, jlongArray inodeOut)
 {
     (void)cls;
     uint32_t found_if = 0, inode = 0;
@@ -502,27 +502,13 @@ EXPORT JNIEXPORT jint JNICALL Java_io_sora_transport_NativeSockets_tcpState0(JNI
     if (state == 10 && ifindex == 0 && found_if != 0) {
         state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if, &inode);
     }
-    return state;
-}
-
-/*
- * As tcpState0, for the inode of that connection's socket: 0 while the connection waits in its listener's
- * accept queue (no socket file yet), the inode once accepted (as fstat of the accepted descriptor gives).
- * Returns the inode, or -errno; -ENOENT when no connection has that four-tuple (only the listener, or none).
- */
-EXPORT JNIEXPORT jlong JNICALL Java_io_sora_transport_NativeSockets_tcpInode0(JNIEnv *env, jclass cls, jbyteArray local,
-                                                                              jint lport, jbyteArray remote, jint rport,
-                                                                              jint ifindex)
-{
-    (void)cls;
-    uint32_t found_if = 0, inode = 0;
-    jint state = tcp_state(env, local, lport, remote, rport, ifindex, &found_if, &inode);
-    if (state == 10 && ifindex == 0 && found_if != 0) {
-        state = tcp_state(env, local, lport, remote, rport, (jint)found_if, &found_if, &inode);
+    /* the socket's inode, when a connection was found (not only its port's listener): 0 while it waits in
+       the accept queue (no socket file yet), the accepted socket's once accepted (as fstat of its descriptor) */
+    if (inodeOut != NULL && state > 0 && state != 10) {
+        jlong v = (jlong)inode;
+        (*env)->SetLongArrayRegion(env, inodeOut, 0, 1, &v);
     }
-    if (state < 0) return state;
-    if (state == 0 || state == 10) return -ENOENT;
-    return (jlong)inode;
+    return state;
 }
 
 /* The inode of descriptor fd (fstat), or -errno. */

@@ -170,13 +170,23 @@ public final class NativeSockets {
      * An IPv4 connection is found by its IPv4 ends whether the socket is of family IPv4 or IPv6 (dual stack).
      */
     public static int tcpState(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
+        return tcpState(local, remote, null);
+    }
+
+    /**
+     * As {@link #tcpState(java.net.InetSocketAddress, java.net.InetSocketAddress)}; when a connection is found
+     * (not only its port's listener), {@code inode[0]} (if given) is set to its socket's inode: 0 while it waits
+     * in its listener's accept queue, the accepted socket's once accepted ({@link #fdInode} of its descriptor),
+     * which tells it from a later connection reusing the four-tuple. Left as it was otherwise.
+     */
+    public static int tcpState(java.net.InetSocketAddress local, java.net.InetSocketAddress remote, long[] inode) {
         if (!Futex.isAvailable() || local.getAddress() == null || remote.getAddress() == null) return -1;
         byte[] l = local.getAddress().getAddress();
         byte[] r = remote.getAddress().getAddress();
         if (l.length != r.length) return -1;
         int ifindex = local.getAddress() instanceof java.net.Inet6Address six && six.isLinkLocalAddress() ? six.getScopeId() : 0;
         try {
-            int rc = tcpState0(l, local.getPort(), r, remote.getPort(), Math.max(0, ifindex));
+            int rc = tcpState0(l, local.getPort(), r, remote.getPort(), Math.max(0, ifindex), inode);
             return rc < 0 ? -1 : rc;
         } catch (UnsatisfiedLinkError e) {
             return -1; // an older library without the call
@@ -269,25 +279,6 @@ public final class NativeSockets {
 
     private static native int shutdown0(int fd, int localPort, int remotePort);
 
-    /**
-     * The inode of the socket of the TCP connection {@code local}-{@code remote} of this network namespace (as
-     * {@link #tcpState} finds it): 0 while it waits in its listener's accept queue, the accepted socket's inode
-     * once accepted ({@link #fdInode} of its descriptor); -1 when there is no such connection or it cannot be told.
-     */
-    public static long tcpInode(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
-        if (!Futex.isAvailable() || local.getAddress() == null || remote.getAddress() == null) return -1;
-        byte[] l = local.getAddress().getAddress();
-        byte[] r = remote.getAddress().getAddress();
-        if (l.length != r.length) return -1;
-        int ifindex = local.getAddress() instanceof java.net.Inet6Address six && six.isLinkLocalAddress() ? six.getScopeId() : 0;
-        try {
-            long rc = tcpInode0(l, local.getPort(), r, remote.getPort(), Math.max(0, ifindex));
-            return rc < 0 ? -1 : rc;
-        } catch (UnsatisfiedLinkError e) {
-            return -1;
-        }
-    }
-
     /** The inode of descriptor {@code fd} ({@code fstat}); -1 when it cannot be had. */
     public static long fdInode(int fd) {
         if (fd < 0 || !Futex.isAvailable()) return -1;
@@ -299,11 +290,9 @@ public final class NativeSockets {
         }
     }
 
-    private static native long tcpInode0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
-
     private static native long fdInode0(int fd);
 
-    private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex);
+    private static native int tcpState0(byte[] local, int localPort, byte[] remote, int remotePort, int ifindex, long[] inode);
 
     private static native int tcpPair0(byte[] address, int[] out);
 

@@ -74,6 +74,11 @@ public final class Pairing<L> {
     /** Ends the pairing on TCP with {@code why} (see the class comment); no effect once committed or aborted. */
     public synchronized void abort(String why) {
         if (state.over()) return;
+        end(why);
+    }
+
+    /** Under this lock: releases the link, marks the key TCP with {@code why}, then ABORTED (the class comment's order). */
+    private void end(String why) {
         try {
             table.medium.release(link);
         } finally {
@@ -97,14 +102,7 @@ public final class Pairing<L> {
      */
     synchronized boolean expire(long now, long ttlNanos, String why) {
         if (state != State.COMMITTED || claimed || now - committedAtNanos <= ttlNanos) return false;
-        try {
-            table.medium.release(link);
-        } finally {
-            reason = why;
-            table.aborted(this, why);
-            state = State.ABORTED;
-            notifyAll();
-        }
+        end(why);
         return true;
     }
 
@@ -115,14 +113,7 @@ public final class Pairing<L> {
     synchronized boolean releaseUnclaimed(String why) {
         if (state != State.COMMITTED || claimed) return false;
         claimed = true; // nobody may take it now
-        try {
-            table.medium.release(link);
-        } finally {
-            reason = why;
-            table.aborted(this, why);
-            state = State.ABORTED;
-            notifyAll();
-        }
+        end(why);
         return true;
     }
 

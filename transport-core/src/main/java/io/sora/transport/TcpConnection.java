@@ -44,7 +44,7 @@ public interface TcpConnection {
     void shutdown();
 
     /**
-     * The inode of the connection's socket ({@link NativeSockets#tcpInode} names the same one), which tells
+     * The inode of the connection's socket ({@link NativeSockets#tcpState} gives the same one), which tells
      * this connection from a later one reusing its four-tuple; -1 when it cannot be had.
      */
     long inode();

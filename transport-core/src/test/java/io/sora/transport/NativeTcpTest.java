@@ -119,13 +119,18 @@ class NativeTcpTest {
         try (ServerSocket ss = new ServerSocket(0, 5, LOOPBACK); Socket c = new Socket(LOOPBACK, ss.getLocalPort())) {
             InetSocketAddress server = new InetSocketAddress(LOOPBACK, ss.getLocalPort());
             InetSocketAddress client = (InetSocketAddress) c.getLocalSocketAddress();
-            long queued = -1;
-            for (int i = 0; i < 1000 && queued != 0; i++) queued = NativeSockets.tcpInode(server, client); // the handshake's end may lag
-            assertEquals(0, queued, "in the accept queue: no socket file yet");
+            long[] queued = {-1};
+            for (int i = 0; i < 1000 && queued[0] != 0; i++) NativeSockets.tcpState(server, client, queued); // the handshake's end may lag
+            assertEquals(0, queued[0], "in the accept queue: no socket file yet");
             try (Socket s = ss.accept()) {
                 long accepted = NativeTcp.of(s).inode();
                 assertTrue(accepted > 0, "the accepted socket's inode: " + accepted);
-                assertEquals(accepted, NativeSockets.tcpInode(server, client));
+                long[] found = {-1};
+                assertEquals(NativeSockets.TCP_ESTABLISHED, NativeSockets.tcpState(server, client, found));
+                assertEquals(accepted, found[0]);
+                long[] none = {-7};
+                NativeSockets.tcpState(server, new InetSocketAddress(LOOPBACK, client.getPort() == 1 ? 2 : 1), none);
+                assertEquals(-7, none[0], "no connection: left as it was");
                 assertTrue(NativeTcp.of(c).inode() != accepted, "the client's socket is another");
             }
         }

@@ -172,6 +172,25 @@ final class QueuePair {
         }
     }
 
+    /** How long a NO may take to leave before its connection is dropped (bounded: the peer falls back anyway). */
+    static final long NO_SEND_WAIT_NANOS = 200_000_000L;
+
+    /**
+     * Sends NO with {@code reason} and lets it complete, at most {@link #NO_SEND_WAIT_NANOS}; the caller then
+     * drops the connection. Failures are ignored: the peer sees the connection drop either way.
+     */
+    void sendNo(String reason) {
+        try {
+            long seq = postMessage(new RdmaWire.No(reason));
+            long deadline = System.nanoTime() + NO_SEND_WAIT_NANOS;
+            while (completedUpTo() < seq && System.nanoTime() - deadline < 0) {
+                if (poll(true) <= 0) Thread.onSpinWait();
+            }
+        } catch (IOException | RuntimeException e) {
+            // the connection is dropped next
+        }
+    }
+
     /** Sends a pairing message (signaled); each uses its own area of the buffer, so none is overwritten in flight. */
     long postMessage(RdmaWire.Message m) throws IOException {
         sendLock.lock();

@@ -324,25 +324,14 @@ final class RdmaClient {
         return new PairingResult.Paired(connection);
     }
 
-    /** How long a NO may take to leave before the connection is dropped (bounded: the server falls back anyway). */
-    private static final long NO_SEND_WAIT_NANOS = 200_000_000L;
-
     /**
-     * Sends NO with {@code reason} after the HELLO (an OFFER may have come, or be on its way) and lets it
-     * complete (bounded); the caller then drops the connection. The server, told no proof will come on the
-     * TCP connection, hands it to its application as it is; without the NO it waits for the proof and at
-     * length shuts the connection down, since a late proof would reach the application.
+     * Sends NO with {@code reason} after the HELLO (an OFFER may have come, or be on its way), bounded; the
+     * caller then drops the connection. The server, told no proof will come on the TCP connection, hands it
+     * to its application as it is; without the NO (it did not get out) it waits for the proof and at length
+     * shuts the connection down, since a late proof would reach the application.
      */
     static void decline(QueuePair qp, String reason) {
-        try {
-            long seq = qp.postMessage(new RdmaWire.No(reason));
-            long deadline = System.nanoTime() + NO_SEND_WAIT_NANOS;
-            while (qp.completedUpTo() < seq && System.nanoTime() - deadline < 0) {
-                if (qp.poll(true) <= 0) Thread.onSpinWait();
-            }
-        } catch (IOException | RuntimeException e) {
-            // the server waits for a proof that does not come, then shuts the TCP connection down
-        }
+        qp.sendNo(reason);
     }
 
     /**

@@ -43,7 +43,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> {
     static final long PROC_CHECK_MILLIS = 20;
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final long NO_SEND_WAIT_NANOS = 200_000_000L;
 
     private final InetSocketAddress bound;
     private final InetSocketAddress listenAddress;
@@ -171,10 +170,11 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
             return "RDMA peer address " + (peer == null ? "unknown" : peer.getAddress().getHostAddress())
                     + " is not the TCP client's address " + key.client().getAddress().getHostAddress();
         }
-        String notHere = established(key);
         // which connection this request names: 0 while it waits to be accepted, else the accepted socket's inode
         // (an accept of a later connection reusing the four-tuple must not look for this pairing's proof)
-        if (notHere == null) link.serverInode(io.sora.transport.NativeSockets.tcpInode(key.server(), key.client()));
+        long[] inode = {-1};
+        String notHere = established(key, inode);
+        link.serverInode(inode[0]);
         return notHere;
     }
 
@@ -187,10 +187,15 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
      * (no libsora, a kernel without TCP sock_diag).
      */
     static String established(ConnectionKey key) throws IOException {
+        return established(key, null);
+    }
+
+    /** As {@link #established(ConnectionKey)}; {@code inode[0]} (if given) is set as {@link io.sora.transport.NativeSockets#tcpState(InetSocketAddress, InetSocketAddress, long[])} sets it. */
+    static String established(ConnectionKey key, long[] inode) throws IOException {
         long deadline = System.nanoTime() + PROC_CHECK_MILLIS * 1_000_000L;
         int state = 0;
         for (int i = 0; ; i++) {
-            state = io.sora.transport.NativeSockets.tcpState(key.server(), key.client());
+            state = io.sora.transport.NativeSockets.tcpState(key.server(), key.client(), inode);
             if (state <= 0) break; // cannot tell this way (not even the port's listener found): the scan
             // a link-local server address from the wire has no scope: the kernel keys such a connection by its
             // interface too and finds only the listener; the scan, which ignores scopes, tells (found in review)
@@ -257,16 +262,7 @@ final class RdmaServerBinding implements ServerBinding, PairingMedium<RdmaLink> 
     /** Sends NO, lets it complete (bounded), then drops the RDMA connection. */
     @Override
     public void refuse(RdmaLink link, String reason) {
-        QueuePair qp = link.medium.qp;
-        try {
-            long seq = qp.postMessage(new RdmaWire.No(reason));
-            long deadline = System.nanoTime() + NO_SEND_WAIT_NANOS;
-            while (qp.completedUpTo() < seq && System.nanoTime() - deadline < 0) {
-                if (qp.poll(true) <= 0) Thread.onSpinWait();
-            }
-        } catch (IOException | RuntimeException e) {
-            // the client falls back when the connection drops as well
-        }
+        link.medium.qp.sendNo(reason); // the client falls back when the connection drops as well
         link.medium.abort();
     }
 

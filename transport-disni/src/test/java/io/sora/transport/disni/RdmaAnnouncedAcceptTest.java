@@ -1,21 +1,17 @@
 package io.sora.transport.disni;
 
+import static io.sora.transport.disni.LoopbackRdmaServer.clientKey;
+import static io.sora.transport.disni.LoopbackRdmaServer.serverKey;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sora.trace.Tracer;
-import io.sora.transport.AcceptPolicy;
-import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.TestHooks;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,8 +34,8 @@ class RdmaAnnouncedAcceptTest {
     private static final String NOT_ANNOUNCED = "client announced no pairing (no sora, or no rdma rule for this server)";
 
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private LoopbackRdmaServer server;
     private RdmaServerBinding binding;
-    private ServerSocket serverSocket;
 
     @AfterEach
     void closeAll() throws Exception {
@@ -47,36 +43,17 @@ class RdmaAnnouncedAcceptTest {
     }
 
     private void listen() throws IOException {
-        serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        resources.add(serverSocket);
-        InetSocketAddress bound = (InetSocketAddress) serverSocket.getLocalSocketAddress();
-        // announcements count for a minute: a loaded machine's slow steps must not age them out
-        binding = new RdmaServerBinding(bound, bound, key -> new AcceptPolicy.Allow(OPTIONS), Tracer.OFF, 0, 0, 60_000_000_000L);
-        resources.add(binding::close);
+        server = new LoopbackRdmaServer(OPTIONS);
+        resources.add(server);
+        binding = server.binding;
     }
 
-    /** A TCP connection, made and accepted: [0] client, [1] server side. */
     private Socket[] tcp() throws IOException {
-        Socket c = new Socket(serverSocket.getInetAddress(), serverSocket.getLocalPort());
-        resources.add(c);
-        Socket s = serverSocket.accept();
-        resources.add(s);
-        return new Socket[] {c, s};
+        return server.tcp();
     }
 
-    /** An RDMA connection announced from the client host (before a TCP connect), its HELLO not sent yet. */
     private FakeRdmaConnection announce() throws IOException {
-        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
-        resources.add(l.client()::abort);
-        return l;
-    }
-
-    private static ConnectionKey clientKey(Socket[] t) {
-        return new ConnectionKey((InetSocketAddress) t[0].getLocalSocketAddress(), (InetSocketAddress) t[0].getRemoteSocketAddress());
-    }
-
-    private static ConnectionKey serverKey(Socket[] t) {
-        return new ConnectionKey((InetSocketAddress) t[1].getRemoteSocketAddress(), (InetSocketAddress) t[1].getLocalSocketAddress());
+        return server.announce();
     }
 
     /** The server's accept of {@code t} on its own thread, started and seen waiting. */

@@ -1,22 +1,18 @@
 package io.sora.transport.disni;
 
+import static io.sora.transport.disni.LoopbackRdmaServer.clientKey;
+import static io.sora.transport.disni.LoopbackRdmaServer.serverKey;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sora.trace.Tracer;
-import io.sora.transport.AcceptPolicy;
-import io.sora.transport.ConnectionKey;
 import io.sora.transport.FastConnection;
 import io.sora.transport.NativeTcp;
 import io.sora.transport.PairingOptions;
 import io.sora.transport.PairingResult;
 import io.sora.transport.TestHooks;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,8 +37,8 @@ class RdmaProofTest {
     private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(20);
 
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private LoopbackRdmaServer server;
     private RdmaServerBinding binding;
-    private ServerSocket serverSocket;
 
     @AfterEach
     void closeAll() throws Exception {
@@ -50,28 +46,20 @@ class RdmaProofTest {
     }
 
     private void listen() throws IOException {
-        serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        resources.add(serverSocket);
-        InetSocketAddress bound = (InetSocketAddress) serverSocket.getLocalSocketAddress();
-        binding = new RdmaServerBinding(bound, bound, key -> new AcceptPolicy.Allow(OPTIONS), Tracer.OFF, 0, 0, 60_000_000_000L);
-        resources.add(binding::close);
+        server = new LoopbackRdmaServer(OPTIONS);
+        resources.add(server);
+        binding = server.binding;
     }
 
-    /** A TCP connection, made and accepted: [0] client, [1] server side. */
     private Socket[] tcp() throws IOException {
-        Socket c = new Socket(serverSocket.getInetAddress(), serverSocket.getLocalPort());
-        resources.add(c);
-        Socket s = serverSocket.accept();
-        resources.add(s);
-        return new Socket[] {c, s};
+        return server.tcp();
     }
 
-    private static ConnectionKey clientKey(Socket[] t) {
-        return new ConnectionKey((InetSocketAddress) t[0].getLocalSocketAddress(), (InetSocketAddress) t[0].getRemoteSocketAddress());
-    }
-
-    private static ConnectionKey serverKey(Socket[] t) {
-        return new ConnectionKey((InetSocketAddress) t[1].getRemoteSocketAddress(), (InetSocketAddress) t[1].getLocalSocketAddress());
+    /** The client side's HELLO for {@code t}'s connection on {@code l}, and the server's OFFER for it. */
+    private static RdmaWire.Offer offer(FakeRdmaConnection l, Socket[] t) throws Exception {
+        RdmaMedium m = l.client();
+        m.qp.postMessage(new RdmaWire.Hello(clientKey(t), l.clientRing().address(), l.clientRing().rkey(), 4096));
+        return assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
     }
 
     /**
@@ -80,11 +68,9 @@ class RdmaProofTest {
      * on a TCP connection it does not have. Returns its connection, paired as far as it can tell.
      */
     private FastConnection attack(Socket[] victim, boolean writeProof) throws Exception {
-        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
-        resources.add(l.client()::abort);
+        FakeRdmaConnection l = server.announce();
         RdmaMedium m = l.client();
-        m.qp.postMessage(new RdmaWire.Hello(clientKey(victim), l.clientRing().address(), l.clientRing().rkey(), 4096));
-        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        RdmaWire.Offer offer = offer(l, victim);
         m.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
         if (writeProof) NativeTcp.of(victim[0]).write(RdmaWire.proof(offer.secret())); // a client that owns it
         m.qp.postMessage(new RdmaWire.Commit(offer.secret()));
@@ -164,11 +150,9 @@ class RdmaProofTest {
     void anInterruptedAcceptWaitsForACommittedClientsProof() throws Exception {
         listen();
         Socket[] t = tcp();
-        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
-        resources.add(l.client()::abort);
+        FakeRdmaConnection l = server.announce();
         RdmaMedium m = l.client();
-        m.qp.postMessage(new RdmaWire.Hello(clientKey(t), l.clientRing().address(), l.clientRing().rkey(), 4096));
-        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        RdmaWire.Offer offer = offer(l, t);
         m.allocateSendRing(offer.ringSize(), offer.ringAddress(), offer.rkey());
         m.qp.postMessage(new RdmaWire.Commit(offer.secret())); // its proof is written below, once the accept looks
         m.paired();
@@ -295,11 +279,9 @@ class RdmaProofTest {
     void aProofWithoutACommitIsTakenAndTheConnectionShutDown() throws Exception {
         listen();
         Socket[] t = tcp();
-        FakeRdmaConnection l = FakeRdmaConnection.open(binding, InetAddress.getLoopbackAddress(), OPTIONS.receiveBufferSize(), true);
-        resources.add(l.client()::abort);
+        FakeRdmaConnection l = server.announce();
         RdmaMedium m = l.client();
-        m.qp.postMessage(new RdmaWire.Hello(clientKey(t), l.clientRing().address(), l.clientRing().rkey(), 4096));
-        RdmaWire.Offer offer = assertInstanceOf(RdmaWire.Offer.class, m.nextMessage(System.nanoTime() + BOUND_NANOS));
+        RdmaWire.Offer offer = offer(l, t);
         NativeTcp.of(t[0]).write(RdmaWire.proof(offer.secret()));
         m.abort();
         RdmaMediumTest.await("the server saw the client leave", () -> binding.decidedTcp(serverKey(t)));
