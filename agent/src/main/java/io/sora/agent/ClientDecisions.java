@@ -35,7 +35,13 @@ final class ClientDecisions {
     /** Announcements made before a TCP connect, until it returns or fails (identity keys: Socket keeps Object's equals). */
     private final Map<Object, Announced> announcements = new ConcurrentHashMap<>();
 
-    private record Announced(Announcement announcement, long sinceNanos) {}
+    /**
+     * An announcement, with the rule and options it was made under (reused by the decision after the connect:
+     * matching the rules again, interpreted in a cold JVM's first connections, cost about 3 % of a client's
+     * set-up) and the remote and wait they were for.
+     */
+    private record Announced(Announcement announcement, long sinceNanos, InetSocketAddress remote, Rule rule,
+                             PairingOptions options, java.time.Duration maxWait) {}
 
     ClientDecisions(RuleSet rules, Map<Provider, Transport> transports, PathRecorder recorder) {
         this.rules = rules;
@@ -86,7 +92,7 @@ final class ClientDecisions {
         PairingOptions options = RuleTerms.options(rule, maxWait);
         Announcement a = transport.announce(remote, options, () -> bindLocally(owner));
         if (a != null) {
-            Announced old = announcements.put(owner, new Announced(a, System.nanoTime()));
+            Announced old = announcements.put(owner, new Announced(a, System.nanoTime(), remote, rule, options, maxWait));
             if (old != null) old.announcement().close();
             // closed by another thread while the announcement was made (an rdma one takes an RDMA CM
             // handshake): its close found nothing to withdraw, and a channel's connect that then throws
@@ -168,8 +174,11 @@ final class ClientDecisions {
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
         }
-        Announcement announced = takeAnnouncement(owner);
-        Rule rule = rules.matchConnect(remote).orElse(null);
+        Announced taken = takeAnnounced(owner);
+        Announcement announced = taken == null ? null : taken.announcement();
+        // the rule the announcement was made under, for the same remote (a connect's remote is its endpoint)
+        boolean same = taken != null && remote.equals(taken.remote());
+        Rule rule = same ? taken.rule() : rules.matchConnect(remote).orElse(null);
         if (rule == null) {
             if (announced != null) announced.close();
             recorder.tcp(socket, Side.CLIENT, "no connect rule matches " + remote, false);
@@ -189,8 +198,9 @@ final class ClientDecisions {
             return;
         }
         ConnectionKey key = new ConnectionKey(local, remote);
-        PairingOptions options = RuleTerms.options(rule, maxWait);
-        deciding.putIfAbsent(socket, new Decision()); // if it did not announce
+        PairingOptions options = same && java.util.Objects.equals(maxWait, taken.maxWait()) ? taken.options()
+                : RuleTerms.options(rule, maxWait);
+        if (taken == null) deciding.putIfAbsent(socket, new Decision()); // it did not announce (an announcement put it)
         PairingResult result = recorder.pair(Side.CLIENT, key, rule,
                 () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
         recorder.record(socket, Side.CLIENT, key, rule, result);
@@ -234,9 +244,12 @@ final class ClientDecisions {
 
     /** The socket's announcement, removed from the table; null when it made none. */
     private Announcement takeAnnouncement(Object owner) {
-        if (announcements.isEmpty()) return null;
-        Announced a = announcements.remove(owner);
+        Announced a = takeAnnounced(owner);
         return a == null ? null : a.announcement();
+    }
+
+    private Announced takeAnnounced(Object owner) {
+        return announcements.isEmpty() ? null : announcements.remove(owner);
     }
 
     private void sweepAnnouncements() {

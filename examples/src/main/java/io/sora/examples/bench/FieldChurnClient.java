@@ -36,11 +36,19 @@ public final class FieldChurnClient {
         long self = ProcessHandle.current().pid();
         long[] cpuHalf = null;
         long[] cpuEnd = null;
+        java.util.Map<String, Long> kindsHalf = null;
+        java.util.Map<String, Long> kindsEnd = null;
         for (int i = 0; i < n; i++) {
             if (serverPid > 0 && n >= 4 && (i == n / 2 || i == n - 1)) {
                 long[] now = {cpuTicks(self), cpuTicks(serverPid)};
-                if (i == n / 2) cpuHalf = now;
-                else cpuEnd = now;
+                java.util.Map<String, Long> kinds = cpuTicksByKind(self, "client", serverPid);
+                if (i == n / 2) {
+                    cpuHalf = now;
+                    kindsHalf = kinds;
+                } else {
+                    cpuEnd = now;
+                    kindsEnd = kinds;
+                }
             }
             long t0 = System.nanoTime();
             Socket s = new Socket(address, port);
@@ -73,6 +81,15 @@ public final class FieldChurnClient {
             long server = (cpuEnd[1] - cpuHalf[1]) * nsPerTick / conns;
             cpu = " cpu_ns_per_conn=" + (client + server) + " client_cpu_ns_per_conn=" + client
                     + " server_cpu_ns_per_conn=" + server;
+            if (kindsHalf != null && kindsEnd != null) {
+                StringBuilder k = new StringBuilder();
+                for (java.util.Map.Entry<String, Long> e : kindsEnd.entrySet()) {
+                    long d = e.getValue() - kindsHalf.getOrDefault(e.getKey(), 0L);
+                    if (d <= 0) continue;
+                    k.append(k.length() == 0 ? "" : ",").append(e.getKey()).append(':').append(d / conns / 1000);
+                }
+                cpu += " cpu_us_per_conn_by_thread=" + (k.length() == 0 ? "-" : k);
+            }
         }
         System.out.println("RESULT path=" + a.get("path") + " rts=" + n + " median_ns=" + median + " p99_ns=" + p99
                 + " max_ns=" + samples[n - 1] + " first_ns=" + first + " mean_ns=" + sum / n
@@ -81,6 +98,43 @@ public final class FieldChurnClient {
 
     /** USER_HZ: the unit of utime and stime in /proc/<pid>/stat (100 on Linux's common configurations). */
     private static final long TICKS_PER_SECOND = 100;
+
+    /**
+     * utime + stime in nanoseconds ({@code /proc/<pid>/task/<tid>/schedstat}) of the threads of this process and of {@code serverPid}, summed by kind:
+     * {@code SIDE.app} (application threads), {@code SIDE.jit} (the JIT's compiler threads), {@code SIDE.gc},
+     * {@code SIDE.sora} (the agent's threads, named sora-*) and {@code SIDE.vm} (the rest). Threads that have
+     * ended are not counted (their time is in the process's total only).
+     */
+    static java.util.Map<String, Long> cpuTicksByKind(long self, String selfSide, long serverPid) {
+        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        addThreads(out, self, selfSide);
+        if (serverPid > 0) addThreads(out, serverPid, "server");
+        return out;
+    }
+
+    private static void addThreads(java.util.Map<String, Long> out, long pid, String side) {
+        java.io.File[] tasks = new java.io.File("/proc/" + pid + "/task").listFiles();
+        if (tasks == null) return;
+        for (java.io.File t : tasks) {
+            try {
+                String comm = new String(java.nio.file.Files.readAllBytes(t.toPath().resolve("comm")),
+                        java.nio.charset.StandardCharsets.US_ASCII).trim();
+                // schedstat: nanoseconds on a CPU, then waiting to run, then time slices
+                String sched = new String(java.nio.file.Files.readAllBytes(t.toPath().resolve("schedstat")),
+                        java.nio.charset.StandardCharsets.US_ASCII);
+                long ns = Long.parseLong(sched.substring(0, sched.indexOf(' ')));
+                String kind = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "jit"
+                        : comm.startsWith("GC ") || comm.startsWith("G1 ") || comm.startsWith("VM Thread") ? "gc"
+                        : comm.startsWith("sora") ? "sora"
+                        : comm.equals("java") || comm.startsWith("main") ? "app" : "vm";
+                String key = side + "." + kind;
+                Long was = out.get(key);
+                out.put(key, was == null ? ns : was + ns);
+            } catch (IOException | RuntimeException e) {
+                // a thread that ended between the listing and the read
+            }
+        }
+    }
 
     /** utime + stime of every thread of {@code pid} in clock ticks; -1 when it cannot be read. */
     static long cpuTicks(long pid) {

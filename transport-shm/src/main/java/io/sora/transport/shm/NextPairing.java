@@ -5,10 +5,8 @@ import io.sora.transport.ConnectionKey;
 import io.sora.transport.DirectWords;
 import io.sora.transport.Futex;
 import io.sora.transport.WireAddresses;
+import java.net.InetSocketAddress;
 import java.net.ProtocolException;
-import java.nio.BufferOverflowException;
-import java.nio.BufferUnderflowException;
-import java.nio.ByteBuffer;
 
 /**
  * The next connection on a kept segment (see {@link ShmMedium}, "Kept for the next connection"),
@@ -96,15 +94,13 @@ final class NextPairing {
      * does for IPv4 and IPv6) or the state is not what this client left it at.
      */
     static boolean key(Segment s, ConnectionKey key, int receiveRing, boolean announced) {
-        ByteBuffer b = s.buffer;
-        ByteBuffer k = b.duplicate();
-        k.position(OFF_KEY).limit(OFF_KEY + KEY_SIZE);
-        try {
-            WireAddresses.put(k, key.client());
-            WireAddresses.put(k, key.server());
-        } catch (BufferOverflowException e) {
-            return false;
-        }
+        // built in an array and copied in at once: interpreted (a cold JVM's first few hundred connections),
+        // the direct buffer's accessors cost a dozen calls a byte
+        byte[] k = new byte[KEY_SIZE];
+        int end = WireAddresses.put(k, 0, key.client());
+        if (end >= 0) end = WireAddresses.put(k, end, key.server());
+        if (end < 0) return false;
+        s.words.copyFrom(k, 0, OFF_KEY, end);
         s.words.setInt(OFF_RING, receiveRing);
         int to = announced ? KEYED : KEYED_LATE;
         if (!announced) {
@@ -170,14 +166,11 @@ final class NextPairing {
 
     /** The key the client wrote (read once its state says KEYED or KEYED_LATE). */
     static Wire.Hello hello(Segment s) throws ProtocolException {
-        ByteBuffer k = s.buffer.duplicate();
-        k.position(OFF_KEY).limit(OFF_KEY + KEY_SIZE);
-        try {
-            ConnectionKey key = new ConnectionKey(WireAddresses.get(k), WireAddresses.get(k));
-            return new Wire.Hello(key, s.words.getInt(OFF_RING));
-        } catch (BufferUnderflowException e) {
-            throw new ProtocolException("truncated key in the kept segment");
-        }
+        byte[] k = new byte[KEY_SIZE];
+        s.words.copyTo(OFF_KEY, k, 0, KEY_SIZE);
+        InetSocketAddress client = WireAddresses.get(k, 0);
+        InetSocketAddress server = WireAddresses.get(k, WireAddresses.end(k, 0));
+        return new Wire.Hello(new ConnectionKey(client, server), s.words.getInt(OFF_RING));
     }
 
     /**

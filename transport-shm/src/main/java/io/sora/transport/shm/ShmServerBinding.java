@@ -401,6 +401,10 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
             return "client address " + key.client().getAddress().getHostAddress() + " of " + key
                     + " is not an address of this host";
         }
+        // the connection this thread's accept returned is established (or was, and is closing: CLOSE_WAIT,
+        // which the lookup lets through too): the kernel lookup, four system calls, is for the others. A
+        // request decided on another thread (the doorbell's, a kicked client's) is looked up as before.
+        if (key.equals(ACCEPTED.get())) return null;
         return established(key);
     }
 
@@ -666,9 +670,21 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     // ---- accepting thread ----
 
+    /**
+     * The connection an accepting thread holds while it waits for its pairing: a request for it that this
+     * thread decides (its catch-up reads the client's key) needs no kernel lookup, since the accept returned
+     * it (see {@link #check}).
+     */
+    private static final ThreadLocal<ConnectionKey> ACCEPTED = new ThreadLocal<>();
+
     @Override
     public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
-        return table.awaitPairing(key, wait, hooks);
+        ACCEPTED.set(key);
+        try {
+            return table.awaitPairing(key, wait, hooks);
+        } finally {
+            ACCEPTED.remove();
+        }
     }
 
     /**

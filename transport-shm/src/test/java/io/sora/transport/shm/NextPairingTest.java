@@ -70,6 +70,37 @@ class NextPairingTest {
     }
 
     @Test
+    void aKeyTheSegmentsOtherUserMangledIsAProtocolErrorNeverAnIndexOutOfBounds() throws Exception {
+        NextPairing.announce(seg);
+        assertTrue(NextPairing.key(seg, key, 4096, true));
+        // the client's process (same user, its own mapping) may write anything there: a bad length, and a
+        // length that runs the second address past the key's room
+        seg.buffer.put(NextPairing.OFF_KEY, (byte) 7);
+        java.net.ProtocolException bad = org.junit.jupiter.api.Assertions.assertThrows(java.net.ProtocolException.class,
+                () -> NextPairing.hello(seg));
+        assertTrue(bad.getMessage().contains("bad address length 7"), bad.getMessage());
+        // an address length that runs past the key's room: 16 at the room's last byte
+        byte[] room = new byte[NextPairing.KEY_SIZE];
+        room[NextPairing.KEY_SIZE - 3] = 16;
+        java.net.ProtocolException past = org.junit.jupiter.api.Assertions.assertThrows(java.net.ProtocolException.class,
+                () -> io.sora.transport.WireAddresses.get(room, NextPairing.KEY_SIZE - 3));
+        assertTrue(past.getMessage().contains("truncated"), past.getMessage());
+    }
+
+    @Test
+    void anEndpointTooLongForTheKeysRoomIsNotWritten() {
+        byte[] small = new byte[10];
+        assertEquals(-1, io.sora.transport.WireAddresses.put(small, 0, key.server()), "19 bytes do not fit in 10");
+        assertEquals(0, small[0], "nothing written");
+        assertEquals(7, io.sora.transport.WireAddresses.put(small, 0, key.client()), "an IPv4 endpoint: 1 + 4 + 2");
+        assertEquals(key.client(), assertDoesNotThrowGet(small));
+    }
+
+    private static InetSocketAddress assertDoesNotThrowGet(byte[] b) {
+        return org.junit.jupiter.api.Assertions.assertDoesNotThrow(() -> io.sora.transport.WireAddresses.get(b, 0));
+    }
+
+    @Test
     void aClientGivingAnAcceptTimeDoesNotKickWhenTheAcceptAnswersFirst() throws Exception {
         NextPairing.announce(seg);
         assertTrue(NextPairing.key(seg, key, 4096, true));
