@@ -201,9 +201,14 @@ final class ClientDecisions {
         PairingOptions options = same && java.util.Objects.equals(maxWait, taken.maxWait()) ? taken.options()
                 : RuleTerms.options(rule, maxWait);
         if (taken == null) deciding.putIfAbsent(socket, new Decision()); // it did not announce (an announcement put it)
-        PairingResult result = recorder.pair(Side.CLIENT, key, rule,
-                () -> transport.connect(key, options, PairedSocket.hooks(socket), announced));
-        recorder.record(socket, Side.CLIENT, key, rule, result);
+        recorder.pairing(Side.CLIENT, key, rule);
+        PairingResult result;
+        try {
+            result = transport.connect(key, options, PairedSocket.hooks(socket), announced);
+        } catch (RuntimeException e) {
+            result = PathRecorder.failed(e);
+        }
+        recorder.record(socket, Side.CLIENT, key, rule, recorder.paired(result));
     }
 
     /**

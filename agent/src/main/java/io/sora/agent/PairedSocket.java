@@ -88,7 +88,23 @@ final class PairedSocket {
 
     /** The close action registered with the cleaner; captures no socket. */
     private static Runnable closer(FastConnection c, Tracer tracer) {
-        return () -> PathRecorder.close(c, tracer);
+        return new Closer(c, tracer);
+    }
+
+    /** A class, not a lambda: made with every paired socket, interpreted in a cold JVM's first connections. */
+    private static final class Closer implements Runnable {
+        private final FastConnection c;
+        private final Tracer tracer;
+
+        Closer(FastConnection c, Tracer tracer) {
+            this.c = c;
+            this.tracer = tracer;
+        }
+
+        @Override
+        public void run() {
+            PathRecorder.close(c, tracer);
+        }
     }
 
     /** Pairs the state with its socket: {@code cleaner} closes the fast path if the socket is dropped unclosed. */

@@ -44,15 +44,34 @@ final class PathRecorder {
      * is a fallback with its reason, never the application's exception.
      */
     PairingResult pair(Side side, ConnectionKey key, Rule rule, Supplier<PairingResult> attempt) {
-        if (tracer.isOn(Category.NET)) {
-            tracer.entry(Hook.PAIR_ENTRY, 0, (side == Side.SERVER ? "accept " : "connect ") + key + " rule=" + RuleTerms.where(rule));
-        }
+        pairing(side, key, rule);
         PairingResult result;
         try {
             result = attempt.get();
         } catch (RuntimeException e) {
-            result = new PairingResult.Fallback("pairing failed: " + e);
+            result = failed(e);
         }
+        return paired(result);
+    }
+
+    /**
+     * {@link #pair} in two halves, for the decisions' own code between them (no supplier to capture: a
+     * connection's set-up runs interpreted in a cold JVM's first connections, where a lambda capture goes
+     * through its call site's method handles): the attempt begins (traced).
+     */
+    void pairing(Side side, ConnectionKey key, Rule rule) {
+        if (tracer.isOn(Category.NET)) {
+            tracer.entry(Hook.PAIR_ENTRY, 0, (side == Side.SERVER ? "accept " : "connect ") + key + " rule=" + RuleTerms.where(rule));
+        }
+    }
+
+    /** The attempt threw: it stays on TCP with this reason. */
+    static PairingResult failed(RuntimeException e) {
+        return new PairingResult.Fallback("pairing failed: " + e);
+    }
+
+    /** The attempt's end (traced); returns {@code result}. */
+    PairingResult paired(PairingResult result) {
         if (tracer.isOn(Category.NET)) {
             long id = result instanceof PairingResult.Paired p ? p.connection().id() : 0;
             tracer.exit(Hook.PAIR_EXIT, id, result instanceof PairingResult.Paired ? 0 : -1, null);

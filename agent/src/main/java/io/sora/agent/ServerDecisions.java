@@ -70,29 +70,40 @@ final class ServerDecisions {
             hotAttach.confirm(key);
         }
         try {
-            PairingResult result = recorder.pair(Side.SERVER, key, rule, () -> {
-                if (binding == null) {
-                    // the listener's own failure, when it had one (the trace's listen event has it too, but
-                    // a path's reason is what status and verify show)
-                    String failed = server.failures().get(rule.provider());
-                    return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server()
-                            + (failed == null ? "" : ": it failed to start: " + failed));
-                }
-                PathWarmup.applicationPairing();
-                PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),
-                        PairedSocket.hooks(socket));
-                if (r instanceof PairingResult.Paired) {
-                    // the application's first bytes should not meet a cold data path (see PathWarmup); a
-                    // client waited already, before it announced itself
-                    PathWarmup.awaitDataPath();
-                }
-                return r;
-            });
+            recorder.pairing(Side.SERVER, key, rule);
+            PairingResult result;
+            try {
+                result = attempt(server, binding, key, rule, socket, maxWait);
+            } catch (RuntimeException e) {
+                result = PathRecorder.failed(e);
+            }
+            result = recorder.paired(result);
             recorder.record(socket, Side.SERVER, key, rule, result);
         } finally {
             if (server.adopted()) {
                 hotAttach.unconfirm(key);
             }
         }
+    }
+
+    /** The pairing of an accepted {@code socket} on {@code binding} (null: its listener is not running). */
+    private static PairingResult attempt(Listeners.Server server, ServerBinding binding, ConnectionKey key, Rule rule,
+                                         Socket socket, java.time.Duration maxWait) {
+        if (binding == null) {
+            // the listener's own failure, when it had one (the trace's listen event has it too, but
+            // a path's reason is what status and verify show)
+            String failed = server.failures().get(rule.provider());
+            return new PairingResult.Fallback(rule.provider().keyword() + " listener not running for " + key.server()
+                    + (failed == null ? "" : ": it failed to start: " + failed));
+        }
+        PathWarmup.applicationPairing();
+        PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),
+                PairedSocket.hooks(socket));
+        if (r instanceof PairingResult.Paired) {
+            // the application's first bytes should not meet a cold data path (see PathWarmup); a
+            // client waited already, before it announced itself
+            PathWarmup.awaitDataPath();
+        }
+        return r;
     }
 }

@@ -158,8 +158,12 @@ final class AdaptiveWait {
 
     /** @param enabled false: never spin or yield, sleep at once (tests, {@code -Dsora.spin.iterations=0}) */
     AdaptiveWait(boolean enabled) {
-        this(enabled, System::nanoTime, CpuPressure::crowded);
+        this(enabled, NANO_TIME, CROWDED);
     }
+
+    /** Made once: two waits are made with every connection, interpreted in a cold JVM's first connections. */
+    private static final java.util.function.LongSupplier NANO_TIME = System::nanoTime;
+    private static final java.util.function.LongPredicate CROWDED = CpuPressure::crowded;
 
     /** @param clock nanoseconds, {@link System#nanoTime} but in tests; a machine with CPUs to spare */
     AdaptiveWait(boolean enabled, java.util.function.LongSupplier clock) {

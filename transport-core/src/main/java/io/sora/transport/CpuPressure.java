@@ -2,7 +2,6 @@ package io.sora.transport;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Whether the machine's CPUs are all taken right now: more threads runnable than CPUs online, read
@@ -24,7 +23,8 @@ public final class CpuPressure {
     /** {@code -Dsora.wait.pressure=false}: never consult it (spin by the other rules only), for measurements. */
     static final boolean ENABLED = !"false".equals(System.getProperty("sora.wait.pressure"));
     private static final int CPUS = onlineCpus();
-    private static final AtomicBoolean READING = new AtomicBoolean();
+    /** 1 while a thread reads; an AtomicInteger, whose compare-and-set is one Unsafe call interpreted (a VarHandle's, AtomicBoolean's, a dozen). */
+    private static final java.util.concurrent.atomic.AtomicInteger READING = new java.util.concurrent.atomic.AtomicInteger();
     private static final byte[] BUF = new byte[128];
     private static RandomAccessFile loadavg;
     private static volatile long readAt = Long.MIN_VALUE / 2;
@@ -44,7 +44,7 @@ public final class CpuPressure {
     public static boolean crowded(long nowNanos) {
         if (exercising) return (++exerciseTurn & 1) == 0;
         if (broken) return false;
-        if (nowNanos - readAt < PERIOD_NANOS || !READING.compareAndSet(false, true)) return crowded;
+        if (nowNanos - readAt < PERIOD_NANOS || !READING.compareAndSet(0, 1)) return crowded;
         try {
             readAt = nowNanos;
             int running = readRunning();
@@ -54,7 +54,7 @@ public final class CpuPressure {
             }
             return crowded = running > CPUS;
         } finally {
-            READING.set(false);
+            READING.set(0);
         }
     }
 
@@ -77,11 +77,11 @@ public final class CpuPressure {
      * compiled read there (-XX:+LogCompilation, 2026-11-28).
      */
     static void exerciseBusyReader() {
-        if (!READING.compareAndSet(false, true)) return; // someone is reading: that is the case itself
+        if (!READING.compareAndSet(0, 1)) return; // someone is reading: that is the case itself
         try {
             crowded(readAt + PERIOD_NANOS);
         } finally {
-            READING.set(false);
+            READING.set(0);
         }
     }
 

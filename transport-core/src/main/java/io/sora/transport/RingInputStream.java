@@ -76,11 +76,16 @@ public final class RingInputStream extends InputStream {
     /** Set once -1 was returned for a peer EOF, so late bytes (a racing close) never resurrect the stream. */
     private boolean eofReturned;
     /** Whether the peer read every byte this side wrote (the other direction's stream), or null: not known. */
-    private volatile java.util.function.BooleanSupplier peerReadAll;
+    private volatile RingOutputStream peerReadAll;
 
-    /** Tells this stream how to learn whether the peer read all that this side wrote ({@link RingOutputStream#peerReadAll}). */
-    void peerReadAll(java.util.function.BooleanSupplier readAll) {
-        this.peerReadAll = readAll;
+    /**
+     * Tells this stream where to learn whether the peer read all that this side wrote: the other direction's
+     * stream ({@link RingOutputStream#peerReadAll}). A reference, not a method reference: a connection's set-up
+     * runs interpreted in a cold JVM's first connections, where each lambda capture goes through the
+     * call site's method handles.
+     */
+    void peerReadAll(RingOutputStream writer) {
+        this.peerReadAll = writer;
     }
 
     /** Set once the peer's abortive close ({@link RingMedium#RESET}) was reported: reads report it again. */
@@ -327,7 +332,7 @@ public final class RingInputStream extends InputStream {
                 // truncated answer looked whole: EOF; found in review, 2026-11-29)
                 if ((flags & RingMedium.RESET) != 0
                         || ((flags & RingMedium.DEAD) != 0 && medium.consumedByPeerExact() && peerReadAll != null
-                            && !peerReadAll.getAsBoolean())) {
+                            && !peerReadAll.peerReadAll())) {
                     resetSeen = true;
                     throw new SocketException("Connection reset");
                 }

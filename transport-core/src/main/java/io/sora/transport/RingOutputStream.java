@@ -135,7 +135,7 @@ public final class RingOutputStream extends OutputStream {
     }
 
     /** This end's reads ({@link #ownReader}); null: none to see. */
-    private volatile java.util.function.LongSupplier ownReader;
+    private volatile RingInputStream ownReader;
 
     /** Whether this end's bytes go by TCP (see {@link #tcpFallback}). */
     public boolean onTcp() {
@@ -531,13 +531,13 @@ public final class RingOutputStream extends OutputStream {
      * Tells this stream how to see this end's reads ({@link RingInputStream#readProgress}): a writer moves
      * to TCP only while nothing here reads. Unset: as if nothing ever read (a stream made without its reader).
      */
-    void ownReader(java.util.function.LongSupplier progress) {
-        this.ownReader = progress;
+    void ownReader(RingInputStream reader) {
+        this.ownReader = reader;
     }
 
     private long readProgress() {
-        java.util.function.LongSupplier p = ownReader;
-        return p == null ? 0 : p.getAsLong();
+        RingInputStream r = ownReader;
+        return r == null ? 0 : r.readProgress();
     }
 
     /**

@@ -223,7 +223,8 @@ final class ShmClient {
             // or a server not in accept() would leave it on TCP where the doorbell thread would have paired it
             long asked = System.nanoTime();
             long kickAfter = delayable ? Math.min(seg.kickDelay.next(), Math.max(0, (deadline - asked) / 2)) : 0;
-            int answer = NextPairing.awaitAnswer(seg, deadline, () -> kick(ch), kickAfter, platform, ch::isOpen);
+            Kick kick = new Kick(ch);
+            int answer = NextPairing.awaitAnswer(seg, deadline, kick, kickAfter, platform, kick);
             if (delayable && answer == NextPairing.PAIRED) {
                 seg.kickDelay.paired(NextPairing.pairedByAccept(seg), System.nanoTime() - asked);
             }
@@ -284,6 +285,29 @@ final class ShmClient {
      * the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and made the one-thread
      * churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms).
      */
+    /**
+     * The kick of a kept channel's listener, and whether the channel is still open (for {@link
+     * NextPairing#awaitAnswer}). A class, not two lambdas: a connection's set-up runs interpreted in a cold
+     * JVM's first connections, where each capture goes through its call site's method handles.
+     */
+    private static final class Kick implements Runnable, java.util.function.BooleanSupplier {
+        private final SocketChannel ch;
+
+        Kick(SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        @Override
+        public void run() {
+            kick(ch);
+        }
+
+        @Override
+        public boolean getAsBoolean() {
+            return ch.isOpen();
+        }
+    }
+
     private static void kick(SocketChannel ch) {
         try {
             ShmServerBinding.writeFully(ch, ByteBuffer.wrap(new byte[] {Wire.BELL}));

@@ -56,7 +56,9 @@ final class ShmLink implements ShmMedium.CommitListener {
         this.hello = hello;
         this.tracer = tracer;
         this.kept = kept;
-        this.direct = NativeSockets.fd(channel) >= 0;
+        // a kept segment's pairing is committed by the thread that decides it (ShmServerBinding.offerKept): no
+        // COMMIT is read off its channel, which the doorbell loop has already
+        this.direct = kept == null && NativeSockets.fd(channel) >= 0;
     }
 
     /** The segment has no file (a kept one, unlinked at its first connection's COMMIT). */

@@ -380,7 +380,9 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     @Override
     public String check(ShmLink link, ConnectionKey key) throws IOException {
-        PeerCredentials.requireSameUser(link.channel, "pairing client");
+        // a kept channel's peer passed this at its first pairing, and a Unix socket's peer credentials are
+        // fixed at its connect: checked again, per connection, it cost a descriptor lookup and a getsockopt
+        if (link.kept == null) PeerCredentials.requireSameUser(link.channel, "pairing client");
         if (key.server().getPort() != bound.getPort()) {
             return "pairing request for port " + key.server().getPort() + " reached the listener of port " + bound.getPort();
         }
