@@ -126,15 +126,42 @@ public final class RuleSet {
 
     /** First CONNECT rule (file order) whose address and port match the remote end. */
     public Optional<Rule> matchConnect(InetSocketAddress remote) {
-        return first(connect, remote);
+        Memo m = lastConnect;
+        if (m != null && m.end.equals(remote)) return m.rule;
+        Optional<Rule> r = first(connect, remote);
+        lastConnect = new Memo(remote, r);
+        return r;
     }
+
+    /**
+     * The last match of each kind, by the endpoint it was for (an application's connections mostly go to one
+     * server, and a listener's all have its address): a connection's set-up runs interpreted in a cold JVM's
+     * first connections, and asking the rules again cost a few per cent of it. The result depends only on the
+     * endpoint's address bytes and port, which {@code InetSocketAddress.equals} compares.
+     */
+    private static final class Memo {
+        final InetSocketAddress end;
+        final Optional<Rule> rule;
+
+        Memo(InetSocketAddress end, Optional<Rule> rule) {
+            this.end = end;
+            this.rule = rule;
+        }
+    }
+
+    private volatile Memo lastConnect;
+    private volatile Memo lastAccept;
 
     /**
      * First ACCEPT rule whose address and port match the accepted socket's local end. Does NOT check the
      * client list: the caller calls {@link Rule#allowsClient} and reports the reason when it says no.
      */
     public Optional<Rule> matchAccept(InetSocketAddress local) {
-        return first(accept, local);
+        Memo m = lastAccept;
+        if (m != null && m.end.equals(local)) return m.rule;
+        Optional<Rule> r = first(accept, local);
+        lastAccept = new Memo(local, r);
+        return r;
     }
 
     /**

@@ -6,7 +6,6 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.LongSupplier;
 
 /**
@@ -44,7 +43,28 @@ public final class ConnectionRegistry {
     }
 
     private final LongSupplier clock;
-    private final ConcurrentLinkedQueue<Entry> entries = new ConcurrentLinkedQueue<>();
+    /**
+     * Entries added since the last walk, newest first: pushed with one compare-and-set of {@link #added}
+     * (a field updater, Unsafe underneath; a ConcurrentLinkedQueue's nodes go through VarHandles, a dozen
+     * calls each interpreted, as a cold JVM's first few hundred connections run). The walks ({@link #prune},
+     * {@link #snapshot}, {@link #size}) move them to {@link #entries}, oldest first, under {@link #pruning}.
+     */
+    private volatile Added added;
+    private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<ConnectionRegistry, Added> ADDED =
+            java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(ConnectionRegistry.class, Added.class, "added");
+    /** The entries, oldest first, as of the last walk; guarded by {@link #pruning}. */
+    private final java.util.ArrayDeque<Entry> entries = new java.util.ArrayDeque<>();
+
+    /** A push onto {@link #added}. */
+    private static final class Added {
+        final Entry entry;
+        final Added next;
+
+        Added(Entry entry, Added next) {
+            this.entry = entry;
+            this.next = next;
+        }
+    }
     /** Consulted on every {@code Socket.close} in the JVM: concurrent, so no close waits for another. */
     private final WeakIdentityMap<Socket, Entry> bySocket = new WeakIdentityMap<>();
     private int addsSincePrune;
@@ -101,7 +121,10 @@ public final class ConnectionRegistry {
     private void addEntry(Socket socket, long id, Side side, Object local, Object remote, String path, String reason,
                           FastConnection connection) {
         Entry e = new Entry(new WeakReference<>(socket), id, side, local, remote, path, reason, connection, clock.getAsLong());
-        entries.add(e);
+        for (;;) {
+            Added head = added;
+            if (ADDED.compareAndSet(this, head, new Added(e, head))) break;
+        }
         bySocket.put(socket, e);
         boolean prune;
         synchronized (this) {
@@ -129,9 +152,13 @@ public final class ConnectionRegistry {
     /** The table, oldest first; drops entries closed more than {@link #KEEP_CLOSED_MILLIS} ago. */
     public List<ConnectionInfo> snapshot() {
         long now = clock.getAsLong();
-        prune(now);
-        List<ConnectionInfo> out = new ArrayList<>();
-        for (Entry e : entries) {
+        List<Entry> held;
+        synchronized (pruning) {
+            prune(now);
+            held = new ArrayList<>(entries);
+        }
+        List<ConnectionInfo> out = new ArrayList<>(held.size());
+        for (Entry e : held) {
             out.add(e.info(now));
         }
         return out;
@@ -139,7 +166,19 @@ public final class ConnectionRegistry {
 
     /** Entries currently held (open and recently closed). */
     public int size() {
-        return entries.size();
+        synchronized (pruning) {
+            settle();
+            return entries.size();
+        }
+    }
+
+    /** Moves the entries added since the last walk to {@link #entries}, in the order they came; under {@link #pruning}. */
+    private void settle() {
+        Added a = ADDED.getAndSet(this, null);
+        if (a == null) return;
+        java.util.ArrayDeque<Entry> newest = new java.util.ArrayDeque<>();
+        for (; a != null; a = a.next) newest.addFirst(a.entry);
+        entries.addAll(newest);
     }
 
     private final Object pruning = new Object();
@@ -150,6 +189,7 @@ public final class ConnectionRegistry {
      */
     private void prune(long now) {
         synchronized (pruning) {
+            settle();
             int closed = 0;
             for (Entry e : entries) {
                 e.refreshClosed(now);
