@@ -462,7 +462,8 @@ public final class RingOutputStream extends OutputStream {
      * the bytes). Returns at once on a thread inside a write itself.
      */
     boolean awaitWritesLeft(long timeoutNanos) {
-        if (lock.isHeldByCurrentThread()) return true;
+        // nobody inside: no write to wait for (the common close, without the try-lock's thirty calls interpreted)
+        if (!lock.isLocked() || lock.isHeldByCurrentThread()) return true;
         long deadline = System.nanoTime() + timeoutNanos;
         boolean interrupted = false;
         try {
