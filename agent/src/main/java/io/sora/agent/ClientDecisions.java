@@ -191,7 +191,8 @@ final class ClientDecisions {
                     + " (" + RuleTerms.where(rule) + ")", true);
             return;
         }
-        String scarce = DescriptorBudget.PROCESS.refusal();
+        // asked at the announcement, microseconds before, for this very pairing: not again
+        String scarce = same ? null : DescriptorBudget.PROCESS.refusal();
         if (scarce != null) {
             if (announced != null) announced.close();
             recorder.tcp(socket, Side.CLIENT, scarce, true);

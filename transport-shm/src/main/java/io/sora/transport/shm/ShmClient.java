@@ -134,7 +134,8 @@ final class ShmClient {
     PairingResult connect(ConnectionKey key, PairingOptions options, SocketHooks hooks, Announcement announced) {
         long deadline = System.nanoTime() + options.fallbackWait().toNanos();
         Path sock = dir.socketPath(key.server().getPort());
-        SocketChannel ch = announced instanceof ShmAnnouncement a && a.socketPath.equals(sock) ? a.take() : null;
+        // the same Path as a rule: ShmDirectory.socketPath gives the one it made last (UnixPath.equals compares bytes)
+        SocketChannel ch = announced instanceof ShmAnnouncement a && (a.socketPath == sock || a.socketPath.equals(sock)) ? a.take() : null;
         KeptChannels.Kept k = ch != null ? ((ShmAnnouncement) announced).kept : null;
         if (announced != null && ch == null) announced.close();
         if (k != null) return pairKept(key, options, hooks, k, sock, true, deadline);
