@@ -124,7 +124,7 @@ final class BridgeDelegate implements SoraDelegate {
         if (p == null && hotAttach.active()) {
             Listeners.Server late = hotAttach.lateAccepted(socket);
             if (late != null) {
-                server.decide(socket, late);
+                server.decideLate(socket, late);
             }
             p = recorder.paired(socket);
         }

@@ -28,6 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ClientDecisions {
     /** An announcement whose connect neither returned nor failed this long ago is withdrawn. */
     private static final long ANNOUNCEMENT_TTL_NANOS = 10_000_000_000L;
+    /** How recent an announcement's look at the descriptor budget stands for the decision's ({@link #decideNow}). */
+    private static final long BUDGET_REUSE_NANOS = 10_000_000L;
 
     private final RuleSet rules;
     private final Map<Provider, Transport> transports;
@@ -191,8 +193,10 @@ final class ClientDecisions {
                     + " (" + RuleTerms.where(rule) + ")", true);
             return;
         }
-        // asked at the announcement, microseconds before, for this very pairing: not again
-        String scarce = same ? null : DescriptorBudget.PROCESS.refusal();
+        // asked at the announcement for this very pairing: not again if that was a moment ago (a connect can
+        // take its timeout, and the budget is for now)
+        String scarce = same && System.nanoTime() - taken.sinceNanos() < BUDGET_REUSE_NANOS ? null
+                : DescriptorBudget.PROCESS.refusal();
         if (scarce != null) {
             if (announced != null) announced.close();
             recorder.tcp(socket, Side.CLIENT, scarce, true);
@@ -201,7 +205,8 @@ final class ClientDecisions {
         ConnectionKey key = new ConnectionKey(local, remote);
         PairingOptions options = same && java.util.Objects.equals(maxWait, taken.maxWait()) ? taken.options()
                 : RuleTerms.options(rule, maxWait);
-        if (taken == null) deciding.putIfAbsent(socket, new Decision()); // it did not announce (an announcement put it)
+        // a socket's announcement put it (a channel's puts none: its adaptor's, as before)
+        if (taken == null || !(owner instanceof Socket)) deciding.putIfAbsent(socket, new Decision());
         recorder.pairing(Side.CLIENT, key, rule);
         PairingResult result;
         try {

@@ -38,12 +38,25 @@ final class ServerDecisions {
     }
 
     /**
+     * As {@link #decide(Socket, Listeners.Server)}, for a socket an {@code accept()} begun before a hot attach
+     * returned, decided at its first stream: possibly long after its accept, so the transport is not told
+     * that its connection was accepted just now ({@link ServerBinding#awaitAccepted}).
+     */
+    void decideLate(Socket socket, Listeners.Server server) {
+        decide(socket, server, null, false);
+    }
+
+    /**
      * As {@link #decide(Socket, Listeners.Server)}; {@code maxWait} (null: the rule's wait): the longest
      * the accepting thread waits for its part of the pairing, the rule's wait when shorter (a
      * non-blocking accept, docs/nio.md). A connection whose client announced nothing is TCP at once
      * either way; one whose request comes later is TCP on both ends (the late request is refused).
      */
     void decide(Socket socket, Listeners.Server server, java.time.Duration maxWait) {
+        decide(socket, server, maxWait, true);
+    }
+
+    private void decide(Socket socket, Listeners.Server server, java.time.Duration maxWait, boolean justAccepted) {
         if (!(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)) {
             return;
@@ -73,7 +86,7 @@ final class ServerDecisions {
             recorder.pairing(Side.SERVER, key, rule);
             PairingResult result;
             try {
-                result = attempt(server, binding, key, rule, socket, maxWait);
+                result = attempt(server, binding, key, rule, socket, maxWait, justAccepted);
             } catch (RuntimeException e) {
                 result = PathRecorder.failed(e);
             }
@@ -88,7 +101,7 @@ final class ServerDecisions {
 
     /** The pairing of an accepted {@code socket} on {@code binding} (null: its listener is not running). */
     private static PairingResult attempt(Listeners.Server server, ServerBinding binding, ConnectionKey key, Rule rule,
-                                         Socket socket, java.time.Duration maxWait) {
+                                         Socket socket, java.time.Duration maxWait, boolean justAccepted) {
         if (binding == null) {
             // the listener's own failure, when it had one (the trace's listen event has it too, but
             // a path's reason is what status and verify show)
@@ -97,8 +110,9 @@ final class ServerDecisions {
                     + (failed == null ? "" : ": it failed to start: " + failed));
         }
         PathWarmup.applicationPairing();
-        PairingResult r = binding.awaitPairing(key, RuleTerms.capped(rule.options().fallbackWait(), maxWait),
-                PairedSocket.hooks(socket));
+        java.time.Duration wait = RuleTerms.capped(rule.options().fallbackWait(), maxWait);
+        PairingResult r = justAccepted ? binding.awaitAccepted(key, wait, PairedSocket.hooks(socket))
+                : binding.awaitPairing(key, wait, PairedSocket.hooks(socket));
         if (r instanceof PairingResult.Paired) {
             // the application's first bytes should not meet a cold data path (see PathWarmup); a
             // client waited already, before it announced itself

@@ -40,26 +40,6 @@ class MatchingTest {
      * 2026-11-29 each of these lines was an error, and one such line cost the whole file.
      */
     @Test
-    void aRepeatedEndpointGetsTheSameAnswerAsAFreshOneAndAnotherEndpointItsOwn() throws Exception {
-        // the last match is remembered by endpoint (RuleSet.Memo): alternating endpoints, the same port on
-        // another address, the same address on another port, an IPv4-mapped IPv6 form: each its own answer
-        RuleSet set = RuleSet.parse("m.conf", String.join("\n",
-                "shm connect 127.0.0.1 5000",
-                "shm connect 127.0.0.2 5000-5001",
-                "shm accept 127.0.0.1 5000 all"));
-        for (int i = 0; i < 3; i++) {
-            assertEquals(1, line(set.matchConnect(at("127.0.0.1", 5000))));
-            assertEquals(1, line(set.matchConnect(at("127.0.0.1", 5000))));
-            assertEquals(0, line(set.matchConnect(at("127.0.0.1", 5001))));
-            assertEquals(2, line(set.matchConnect(at("127.0.0.2", 5001))));
-            assertEquals(0, line(set.matchConnect(at("127.0.0.3", 5000))));
-            assertEquals(3, line(set.matchAccept(at("127.0.0.1", 5000))));
-            assertEquals(0, line(set.matchAccept(at("127.0.0.2", 5000))));
-            assertEquals(0, line(set.matchAccept(InetSocketAddress.createUnresolved("localhost", 5000))));
-        }
-    }
-
-    @Test
     void jsorsBlocksOpenRangesAndAnyClientMatch() throws Exception {
         RuleSet set = RuleSet.parse("j.conf", String.join("\n",
                 "rdma connect 192.168.1.0/24 1024-*",
@@ -239,5 +219,27 @@ class MatchingTest {
         assertEquals(Optional.empty(), empty.matchConnect(at("127.0.0.1", 80)));
         assertEquals(Optional.empty(), empty.matchAccept(at("127.0.0.1", 80)));
         assertEquals(Optional.empty(), empty.matchBind(Provider.RDMA, 0));
+    }
+
+    @Test
+    void aRepeatedEndpointGetsTheSameAnswerAsAFreshOneAndAnotherEndpointItsOwn() throws Exception {
+        // the last match is remembered by endpoint (RuleSet.Memo): alternating endpoints, the same port on
+        // another address, the same address on another port, an IPv4-mapped IPv6 form: each its own answer
+        RuleSet set = RuleSet.parse("m.conf", String.join("\n",
+                "shm connect 127.0.0.1 5000",
+                "shm connect 127.0.0.2 5000-5001",
+                "shm accept 127.0.0.1 5000 all"));
+        for (int i = 0; i < 3; i++) {
+            assertEquals(1, line(set.matchConnect(at("127.0.0.1", 5000))));
+            assertEquals(1, line(set.matchConnect(at("127.0.0.1", 5000))));
+            assertEquals(0, line(set.matchConnect(at("127.0.0.1", 5001))));
+            assertEquals(2, line(set.matchConnect(at("127.0.0.2", 5001))));
+            assertEquals(1, line(set.matchConnect(new InetSocketAddress(mapped(127, 0, 0, 1), 5000))));
+            assertEquals(0, line(set.matchConnect(new InetSocketAddress(mapped(127, 0, 0, 3), 5000))));
+            assertEquals(0, line(set.matchConnect(at("127.0.0.3", 5000))));
+            assertEquals(3, line(set.matchAccept(at("127.0.0.1", 5000))));
+            assertEquals(0, line(set.matchAccept(at("127.0.0.2", 5000))));
+            assertEquals(0, line(set.matchAccept(InetSocketAddress.createUnresolved("localhost", 5000))));
+        }
     }
 }

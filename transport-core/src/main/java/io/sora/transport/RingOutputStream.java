@@ -552,7 +552,7 @@ public final class RingOutputStream extends OutputStream {
             gatherStart = produced;
             if (!on) gatheredAfterPeerGone = false;
         } finally {
-            lock.unlock();
+            unlock(); // the stream's own: a close meanwhile left its idle action to whoever held the lock
         }
     }
 

@@ -16,6 +16,15 @@ public interface ServerBinding extends Closeable {
      */
     PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks);
 
+    /**
+     * As {@link #awaitPairing}, for a connection that {@code accept()} returned on this thread just now (not
+     * one decided later, at its first stream after a hot attach): the medium may take it as established in
+     * this host's kernel without asking the kernel (shm's check of a request, docs/shm.md, "Server checks").
+     */
+    default PairingResult awaitAccepted(ConnectionKey key, Duration wait, SocketHooks hooks) {
+        return awaitPairing(key, wait, hooks);
+    }
+
     /** Stops answering; pending, never-accepted pairings are released. Idempotent. */
     @Override
     void close();

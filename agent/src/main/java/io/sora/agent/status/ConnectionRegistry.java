@@ -4,7 +4,6 @@ import io.sora.transport.FastConnection;
 import java.lang.ref.WeakReference;
 import java.net.Socket;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.function.LongSupplier;
 
@@ -196,11 +195,15 @@ public final class ConnectionRegistry {
                 if (e.closedAt != 0) closed++;
             }
             int excess = closed - MAX_CLOSED;
-            for (Iterator<Entry> it = entries.iterator(); it.hasNext(); ) {
-                Entry e = it.next();
+            // one pass that keeps the rest in order (removing from the middle of an ArrayDeque shifts it: many
+            // open connections ahead of the closed ones made each removal cost the whole table)
+            int n = entries.size();
+            for (int i = 0; i < n; i++) {
+                Entry e = entries.pollFirst();
                 if (e.closedAt != 0 && (excess > 0 || now - e.closedAt > KEEP_CLOSED_MILLIS)) {
-                    it.remove();
                     excess--;
+                } else {
+                    entries.addLast(e);
                 }
             }
         }

@@ -40,8 +40,10 @@ public final class FieldChurnClient {
         java.util.Map<String, Long> kindsEnd = null;
         for (int i = 0; i < n; i++) {
             if (serverPid > 0 && n >= 4 && (i == n / 2 || i == n - 1)) {
+                // the by-kind walk of /proc outside the process-level window: before its start, after its end
+                java.util.Map<String, Long> kinds = i == n / 2 ? cpuTicksByKind(self, "client", serverPid) : null;
                 long[] now = {cpuTicks(self), cpuTicks(serverPid)};
-                java.util.Map<String, Long> kinds = cpuTicksByKind(self, "client", serverPid);
+                if (kinds == null) kinds = cpuTicksByKind(self, "client", serverPid);
                 if (i == n / 2) {
                     cpuHalf = now;
                     kindsHalf = kinds;
@@ -100,8 +102,8 @@ public final class FieldChurnClient {
     private static final long TICKS_PER_SECOND = 100;
 
     /**
-     * utime + stime in nanoseconds ({@code /proc/<pid>/task/<tid>/schedstat}) of the threads of this process and of {@code serverPid}, summed by kind:
-     * {@code SIDE.app} (application threads), {@code SIDE.jit} (the JIT's compiler threads), {@code SIDE.gc},
+     * Time on a CPU in nanoseconds ({@code /proc/<pid>/task/<tid>/schedstat}, its first field) of the threads of this process and of {@code serverPid}, summed by kind:
+     * {@code SIDE.app} (application threads), {@code SIDE.jit} (the JIT's compiler threads), {@code SIDE.gc} (the collector's worker threads; the VM thread, which runs its pauses, is {@code vm}),
      * {@code SIDE.sora} (the agent's threads, named sora-*) and {@code SIDE.vm} (the rest). Threads that have
      * ended are not counted (their time is in the process's total only).
      */
@@ -124,7 +126,7 @@ public final class FieldChurnClient {
                         java.nio.charset.StandardCharsets.US_ASCII);
                 long ns = Long.parseLong(sched.substring(0, sched.indexOf(' ')));
                 String kind = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "jit"
-                        : comm.startsWith("GC ") || comm.startsWith("G1 ") || comm.startsWith("VM Thread") ? "gc"
+                        : comm.startsWith("GC ") || comm.startsWith("G1 ") ? "gc"
                         : comm.startsWith("sora") ? "sora"
                         : comm.equals("java") || comm.startsWith("main") ? "app" : "vm";
                 String key = side + "." + kind;

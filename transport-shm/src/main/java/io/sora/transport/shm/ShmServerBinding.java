@@ -673,19 +673,26 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
     // ---- accepting thread ----
 
     /**
-     * The connection an accepting thread holds while it waits for its pairing: a request for it that this
-     * thread decides (its catch-up reads the client's key) needs no kernel lookup, since the accept returned
-     * it (see {@link #check}).
+     * The connection an accepting thread holds while it waits for its pairing ({@link #awaitAccepted}): a
+     * request for it that this thread decides (its catch-up reads the client's key) needs no kernel lookup,
+     * since the accept returned it just now (see {@link #check}).
      */
     private static final ThreadLocal<ConnectionKey> ACCEPTED = new ThreadLocal<>();
 
     @Override
     public PairingResult awaitPairing(ConnectionKey key, Duration wait, SocketHooks hooks) {
+        return table.awaitPairing(key, wait, hooks);
+    }
+
+    @Override
+    public PairingResult awaitAccepted(ConnectionKey key, Duration wait, SocketHooks hooks) {
+        ConnectionKey outer = ACCEPTED.get(); // none in use; kept rather than cleared all the same
         ACCEPTED.set(key);
         try {
             return table.awaitPairing(key, wait, hooks);
         } finally {
-            ACCEPTED.remove();
+            if (outer == null) ACCEPTED.remove();
+            else ACCEPTED.set(outer);
         }
     }
 
