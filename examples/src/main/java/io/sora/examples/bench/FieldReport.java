@@ -124,13 +124,15 @@ final class FieldReport {
             }
             case "setup" -> {
                 t.add(new String[] {"setting", "tcp median", "tcp p99", "shm median", "shm p99", "ratio", "spread",
-                    "first connection (tcp / shm)", "CPU per connection, both processes, 2nd half (tcp / shm)"});
+                    "first connection (tcp / shm)", "CPU per connection, both processes, 2nd half (tcp / shm)",
+                    "of which application threads / JIT compilers (tcp; shm)"});
                 for (FieldCase c : of) {
                     FieldStats.Summary r = c.ratio();
                     t.add(new String[] {c.setting, us(FieldCase.medianOfMedians(c.tcp)), us(FieldCase.medianOfP99(c.tcp)),
                         us(FieldCase.medianOfMedians(c.shm)), us(FieldCase.medianOfP99(c.shm)), ratio(r.median()), spread(r),
                         us(value(c.tcp, "first_ns")) + " / " + us(value(c.shm, "first_ns")),
-                        us(value(c.tcp, "cpu_ns_per_conn")) + " / " + us(value(c.shm, "cpu_ns_per_conn"))});
+                        us(value(c.tcp, "cpu_ns_per_conn")) + " / " + us(value(c.shm, "cpu_ns_per_conn")),
+                        byKind(c.tcp) + "; " + byKind(c.shm)});
                 }
             }
             default -> {
@@ -329,6 +331,34 @@ final class FieldReport {
     }
 
     /** Median over pairs of one raw figure of the runs that ran on their path. */
+    /**
+     * The application threads' and the JIT compilers' CPU per connection of both processes (medians over the
+     * runs, from the churn client's {@code cpu_us_per_conn_by_thread}): where a cold connection's set-up goes.
+     */
+    private static String byKind(List<FieldCase.Run> runs) {
+        double app = FieldStats.median(FieldCase.values(runs, r -> kindSum(r.values().get("cpu_us_per_conn_by_thread"), ".app")));
+        double jit = FieldStats.median(FieldCase.values(runs, r -> kindSum(r.values().get("cpu_us_per_conn_by_thread"), ".jit")));
+        return us(app * 1000) + " / " + us(jit * 1000);
+    }
+
+    /** The sum of the {@code side.kind:us} entries ending in {@code kind}; NaN when there are none. */
+    static double kindSum(String byThread, String kind) {
+        if (byThread == null || byThread.equals("-")) return Double.NaN;
+        double sum = 0;
+        boolean any = false;
+        for (String e : byThread.split(",")) {
+            int colon = e.indexOf(':');
+            if (colon < 0 || !e.substring(0, colon).endsWith(kind)) continue;
+            try {
+                sum += Double.parseDouble(e.substring(colon + 1));
+                any = true;
+            } catch (NumberFormatException bad) {
+                // a malformed entry: left out
+            }
+        }
+        return any ? sum : Double.NaN;
+    }
+
     private static double value(List<FieldCase.Run> runs, String key) {
         return FieldStats.median(FieldCase.values(runs, r -> {
             String v = r.values().get(key);
