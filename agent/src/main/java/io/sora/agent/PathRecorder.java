@@ -14,7 +14,6 @@ import io.sora.transport.FastConnection;
 import io.sora.transport.PairingResult;
 import java.io.IOException;
 import java.net.Socket;
-import java.util.function.Supplier;
 
 /**
  * Where a connection's path, once decided, is recorded: the trace (the pairing attempt, then the
@@ -40,24 +39,10 @@ final class PathRecorder {
     }
 
     /**
-     * One pairing attempt between the trace's PAIR entry and exit; a runtime failure of the attempt
-     * is a fallback with its reason, never the application's exception.
-     */
-    PairingResult pair(Side side, ConnectionKey key, Rule rule, Supplier<PairingResult> attempt) {
-        pairing(side, key, rule);
-        PairingResult result;
-        try {
-            result = attempt.get();
-        } catch (RuntimeException e) {
-            result = failed(e);
-        }
-        return paired(result);
-    }
-
-    /**
-     * {@link #pair} in two halves, for the decisions' own code between them (no supplier to capture: a
-     * connection's set-up runs interpreted in a cold JVM's first connections, where a lambda capture goes
-     * through its call site's method handles): the attempt begins (traced).
+     * A pairing attempt begins (the trace's PAIR entry). The decisions run the attempt between this and
+     * {@link #paired}, turning a runtime failure of it into {@link #failed}: a fallback with its reason,
+     * never the application's exception. (No supplier to capture: a connection's set-up runs interpreted in
+     * a cold JVM's first connections, where a lambda capture goes through its call site's method handles.)
      */
     void pairing(Side side, ConnectionKey key, Rule rule) {
         if (tracer.isOn(Category.NET)) {

@@ -127,10 +127,8 @@ public final class RuleSet {
     /** First CONNECT rule (file order) whose address and port match the remote end. */
     public Optional<Rule> matchConnect(InetSocketAddress remote) {
         Memo m = lastConnect;
-        if (m != null && m.end.equals(remote)) return m.rule;
-        Optional<Rule> r = first(connect, remote);
-        lastConnect = new Memo(remote, r);
-        return r;
+        if (m == null || !m.end.equals(remote)) lastConnect = m = new Memo(remote, first(connect, remote));
+        return m.rule;
     }
 
     /**
@@ -158,10 +156,8 @@ public final class RuleSet {
      */
     public Optional<Rule> matchAccept(InetSocketAddress local) {
         Memo m = lastAccept;
-        if (m != null && m.end.equals(local)) return m.rule;
-        Optional<Rule> r = first(accept, local);
-        lastAccept = new Memo(local, r);
-        return r;
+        if (m == null || !m.end.equals(local)) lastAccept = m = new Memo(local, first(accept, local));
+        return m.rule;
     }
 
     /**

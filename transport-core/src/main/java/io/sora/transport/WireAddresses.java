@@ -48,25 +48,28 @@ public final class WireAddresses {
      */
     public static InetSocketAddress get(byte[] from, int at) throws ProtocolException {
         if (at < 0 || at >= from.length) throw new ProtocolException("truncated address");
-        int n = from[at] & 0xff;
-        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
+        int n = addressLength(from[at]);
         if (at + 1 + n + 2 > from.length) throw new ProtocolException("truncated address");
         byte[] raw = java.util.Arrays.copyOfRange(from, at + 1, at + 1 + n);
-        int port = ((from[at + 1 + n] & 0xff) << 8) | (from[at + 2 + n] & 0xff);
-        try {
-            return new InetSocketAddress(InetAddress.getByAddress(raw), port);
-        } catch (IOException e) {
-            throw new ProtocolException("bad address: " + e.getMessage());
-        }
+        return endpoint(raw, ((from[at + 1 + n] & 0xff) << 8) | (from[at + 2 + n] & 0xff));
     }
 
     /** Reads an endpoint written by {@link #put}; a malformed one is a {@link ProtocolException}. */
     public static InetSocketAddress get(ByteBuffer f) throws ProtocolException {
-        int n = f.get() & 0xff;
-        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
-        byte[] raw = new byte[n];
+        byte[] raw = new byte[addressLength(f.get())];
         f.get(raw);
-        int port = f.getShort() & 0xffff;
+        return endpoint(raw, f.getShort() & 0xffff);
+    }
+
+    /** The address length a length byte gives: 4 or 16, else a {@link ProtocolException}. */
+    private static int addressLength(byte b) throws ProtocolException {
+        int n = b & 0xff;
+        if (n != 4 && n != 16) throw new ProtocolException("bad address length " + n);
+        return n;
+    }
+
+    /** The endpoint of {@code raw} (4 or 16 bytes) and {@code port}; never resolves a name. */
+    private static InetSocketAddress endpoint(byte[] raw, int port) throws ProtocolException {
         try {
             // getByAddress turns an IPv4-mapped IPv6 address into an Inet4Address, as Socket does.
             return new InetSocketAddress(InetAddress.getByAddress(raw), port);

@@ -277,16 +277,6 @@ final class ShmClient {
     }
 
     /**
-     * Has the server look at the kept segment: one byte on the kept channel, which its doorbell thread
-     * reads there between connections (a bell of the new connection if the server took it meanwhile), so
-     * a server that is not in accept(), or a connection not announced before its connect (an accept may
-     * have decided it already, and only that thread refuses it then), gets its answer. At once: measured
-     * 2026-11-25 (FieldBench setup row, 300 cold connections, and the it-tests Churn app, which connects
-     * and accepts on one thread), kicking after 20 or 50 us (yielding until then) made no difference to
-     * the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and made the one-thread
-     * churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms).
-     */
-    /**
      * The kick of a kept channel's listener, and whether the channel is still open (for {@link
      * NextPairing#awaitAnswer}). A class, not two lambdas: a connection's set-up runs interpreted in a cold
      * JVM's first connections, where each capture goes through its call site's method handles.
@@ -309,6 +299,16 @@ final class ShmClient {
         }
     }
 
+    /**
+     * Has the server look at the kept segment: one byte on the kept channel, which its doorbell thread
+     * reads there between connections (a bell of the new connection if the server took it meanwhile), so
+     * a server that is not in accept(), or a connection not announced before its connect (an accept may
+     * have decided it already, and only that thread refuses it then), gets its answer. At once: measured
+     * 2026-11-25 (FieldBench setup row, 300 cold connections, and the it-tests Churn app, which connects
+     * and accepts on one thread), kicking after 20 or 50 us (yielding until then) made no difference to
+     * the setup row beyond its noise (502/550 and 500/513 us against 536/577 us) and made the one-thread
+     * churn 1.7-2.1x slower (799 and 1,013 ms for 2,000 cycles against 473 ms).
+     */
     private static void kick(SocketChannel ch) {
         try {
             ShmServerBinding.writeFully(ch, ByteBuffer.wrap(new byte[] {Wire.BELL}));

@@ -686,13 +686,11 @@ final class ShmServerBinding implements ServerBinding, PairingMedium<ShmLink> {
 
     @Override
     public PairingResult awaitAccepted(ConnectionKey key, Duration wait, SocketHooks hooks) {
-        ConnectionKey outer = ACCEPTED.get(); // none in use; kept rather than cleared all the same
-        ACCEPTED.set(key);
+        ACCEPTED.set(key); // nothing in the table's wait accepts again on this thread: no outer key to keep
         try {
             return table.awaitPairing(key, wait, hooks);
         } finally {
-            if (outer == null) ACCEPTED.remove();
-            else ACCEPTED.set(outer);
+            ACCEPTED.remove();
         }
     }
 
