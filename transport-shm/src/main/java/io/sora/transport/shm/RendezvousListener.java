@@ -126,18 +126,30 @@ final class RendezvousListener implements Runnable {
         }
     }
 
+    /**
+     * The rendezvous socket's queue of connections not yet accepted (the kernel caps it at
+     * {@code net.core.somaxconn}, 4096 by default since Linux 5.4). A client whose rendezvous connect finds
+     * the queue full stays on TCP at once (its connect never waits: {@link ShmClient#connectRendezvous}), so
+     * the queue must hold a burst of clients connecting at the same moment, as a connection pool does when
+     * it fills: with the JDK's default of 50, a client JVM opening 128 connections at once from 128 threads
+     * had 23 of them on TCP, 256 at once half of them ("not accepting (Resource temporarily unavailable)";
+     * measured 2026-11-29). A queued connection costs the kernel a socket until the listener's thread
+     * accepts it, microseconds later.
+     */
+    static final int BACKLOG = 4096;
+
     private static ServerSocketChannel bind(Path path) throws IOException {
         UnixDomainSocketAddress address = UnixDomainSocketAddress.of(path);
         ServerSocketChannel ssc = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
             try {
-                ssc.bind(address);
+                ssc.bind(address, BACKLOG);
             } catch (BindException e) {
                 if (ShmDirectory.someoneListens(path)) {
                     throw new IOException("another sora shm listener is live at " + path, e);
                 }
                 Files.deleteIfExists(path); // stale: left by a JVM that died
-                ssc.bind(address);
+                ssc.bind(address, BACKLOG);
             }
             return ssc;
         } catch (IOException | RuntimeException e) {

@@ -88,4 +88,31 @@ class RendezvousFullTest {
             for (java.nio.channels.SocketChannel c : queued) c.close();
         }
     }
+
+    /**
+     * A burst of clients (a connection pool filling: here 200 threads' connects at one moment) waits in the
+     * queue of a live listener whose thread has not accepted them yet, none refused: with the JDK's default
+     * queue of 50, 23 of 128 such connections and half of 256 stayed on TCP ("not accepting").
+     */
+    @Test
+    void aBurstOfClientsFitsInTheRendezvousQueue() throws Exception {
+        Path sock = new ShmDirectory(tmp).socketPath(2);
+        java.nio.file.Files.createDirectories(sock.getParent());
+        java.util.List<java.nio.channels.SocketChannel> queued = new java.util.ArrayList<>();
+        // no thread: nothing accepts until a catch-up, as a listener busy with the burst's first clients
+        RendezvousListener listener = new RendezvousListener(sock, 2, null, false);
+        // the kernel caps every queue at net.core.somaxconn (4096 here; 128 before Linux 5.4)
+        int burst = Math.min(200, Integer.parseInt(java.nio.file.Files.readString(Path.of("/proc/sys/net/core/somaxconn")).trim()));
+        try {
+            for (int i = 0; i < burst; i++) {
+                java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open(StandardProtocolFamily.UNIX);
+                queued.add(c);
+                ShmClient.connectRendezvous(c, sock); // throws "not accepting" once the queue is full
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(burst, queued.size());
+        } finally {
+            for (java.nio.channels.SocketChannel c : queued) c.close();
+            listener.close();
+        }
+    }
 }
