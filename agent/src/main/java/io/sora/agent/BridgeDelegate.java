@@ -63,6 +63,12 @@ final class BridgeDelegate implements SoraDelegate {
         PathWarmup.channels(channels);
     }
 
+    /** Socket and server socket subclasses that rules name are said through {@code unserved} (once per class). */
+    void unserved(io.sora.agent.instrumentation.UnservedApis unserved) {
+        client.notServed = unserved::subclass;
+        listeners.notServed = unserved::subclass;
+    }
+
     /** The channel patch is installed: {@code problem} says (once asked) whether it fits this JDK. */
     void channelPatchInstalled(java.util.function.Supplier<String> problem) {
         channelPatchProblem = problem;

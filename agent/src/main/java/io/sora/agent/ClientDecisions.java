@@ -133,6 +133,33 @@ final class ClientDecisions {
     /** After the TCP connect: the connect rule's transport pairs the connection, or it stays on TCP. */
     void connected(Socket socket) {
         if (socket.getClass() == Socket.class) decide(socket, socket);
+        else notServed(socket);
+    }
+
+    /**
+     * Told of a socket subclass whose connection a rule names (the agent's {@code UnservedApis}: said once per
+     * class, with the fix); nothing until the agent sets it.
+     */
+    volatile java.util.function.BiConsumer<Class<?>, Boolean> notServed = (type, server) -> { };
+
+    /**
+     * A connected socket of a subclass of {@code java.net.Socket} (an {@code SSLSocket} made with a host and
+     * port, above all: a TLS socket layered on a plain one is the plain one's connection, decided as any):
+     * never paired (see the class comment). Where a connect rule names its connection, it is recorded on TCP
+     * with why (the trace's path event, {@code sora status}) and said once per class, rather than left out
+     * silently (until 2026-11-29 such connections left no trace at all).
+     */
+    private void notServed(Socket socket) {
+        if (rules.isEmpty() || !(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote) || remote.isUnresolved()) {
+            return;
+        }
+        Rule rule = rules.matchConnect(remote).orElse(null);
+        if (rule == null) return;
+        Class<?> type = socket.getClass();
+        recorder.tcp(socket, Side.CLIENT, "a socket of class " + type.getName()
+                + (io.sora.agent.instrumentation.UnservedApis.isTls(type, false) ? " (TLS)" : "")
+                + " is not served: sora pairs java.net.Socket itself (" + RuleTerms.where(rule) + ")", true);
+        notServed.accept(type, false);
     }
 
     /**

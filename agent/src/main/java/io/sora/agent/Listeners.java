@@ -62,11 +62,36 @@ final class Listeners {
 
     /** A server socket was bound: its listeners start where an accept rule may match. */
     void bound(ServerSocket server) {
-        if (rules.isEmpty() || server.getClass() != ServerSocket.class
-                || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
+        if (rules.isEmpty() || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
+            return;
+        }
+        if (server.getClass() != ServerSocket.class) {
+            notServed(server, bound);
             return;
         }
         remember(server, listen(bound, null, reusesPort(server)));
+    }
+
+    /**
+     * Told of a server socket subclass bound where an accept rule may match (the agent's {@code UnservedApis}:
+     * said once per class, with the fix); nothing until the agent sets it.
+     */
+    volatile java.util.function.BiConsumer<Class<?>, Boolean> notServed = (type, server) -> { };
+
+    /**
+     * A server socket of a subclass of {@code ServerSocket} (an {@code SSLServerSocket} above all, whose
+     * {@code accept} is its own) bound where an accept rule may match: it gets no listener, so its clients stay
+     * on TCP; traced as a listener that is TCP, with why, and said once per class (until 2026-11-29: silently).
+     */
+    private void notServed(ServerSocket server, InetSocketAddress bound) {
+        if (!anyAcceptRuleMayMatch(bound)) return;
+        Class<?> type = server.getClass();
+        if (tracer.isOn(Category.NET)) {
+            tracer.event(Hook.LISTEN, 0, "tcp", "a server socket of class " + type.getName()
+                    + (io.sora.agent.instrumentation.UnservedApis.isTls(type, true) ? " (TLS)" : "")
+                    + " is not served: sora pairs java.net.ServerSocket itself", "bound=" + bound);
+        }
+        notServed.accept(type, true);
     }
 
     /**

@@ -231,6 +231,7 @@ public final class SoraAgent {
                 unserved = new UnservedApis(tracer);
                 try {
                     unserved.install(inst);
+                    delegate.unserved(unserved);
                 } catch (RuntimeException | LinkageError e) {
                     unserved = null; // only a warning is lost
                 }

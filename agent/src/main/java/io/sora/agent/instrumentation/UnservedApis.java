@@ -121,6 +121,53 @@ public final class UnservedApis implements ClassFileTransformer {
         }
     }
 
+    /** Socket and server socket subclasses said so far ({@link #subclass}): "S " or "C " and the class name. */
+    private final java.util.Set<String> subclassesSaid = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A socket (or, {@code server}, a server socket) of {@code type}, a subclass of {@code java.net.Socket}
+     * ({@code ServerSocket}), whose connection (bound address) a rule names: sora never pairs a subclass (see
+     * {@link #subclassMessage}), so its connections stay on TCP; said once per class and side, as the APIs
+     * above are. Never throws.
+     */
+    public void subclass(Class<?> type, boolean server) {
+        String name = type.getName();
+        if (!subclassesSaid.add((server ? "S " : "C ") + name)) return;
+        try {
+            String message = subclassMessage(name, server, isTls(type, server));
+            found.add(message);
+            System.err.println("[sora] WARN " + message);
+            if (tracer.isOn(Category.NET)) tracer.event(Hook.UNSERVED, 0, "tcp", message, name);
+        } catch (RuntimeException | Error e) {
+            // a warning only
+        }
+    }
+
+    /** Whether {@code type} is a TLS socket of the JDK's (javax.net.ssl). */
+    public static boolean isTls(Class<?> type, boolean server) {
+        return server ? javax.net.ssl.SSLServerSocket.class.isAssignableFrom(type) : javax.net.ssl.SSLSocket.class.isAssignableFrom(type);
+    }
+
+    /**
+     * Why a socket of class {@code name} stays on TCP, and what is served instead. sora serves the JDK's
+     * {@code java.net.Socket} and {@code ServerSocket} themselves: a subclass may read or write its connection
+     * past the streams sora replaces (an SSL socket made with a host and port reads its records through its
+     * own code; an SSL server socket's {@code accept} is its own), and bytes sent past a paired connection's
+     * rings would be lost.
+     */
+    public static String subclassMessage(String name, boolean server, boolean tls) {
+        String what = server ? "server socket" : "socket";
+        return "a " + what + " of class " + name + (tls ? (server ? " (TLS: an SSLServerSocket)" : " (TLS: an SSLSocket made with a host and port)") : "")
+                + " is in use where a rule names its connections: sora pairs java.net." + (server ? "ServerSocket" : "Socket")
+                + " itself, not its subclasses, so these connections stay on TCP, whatever the rules say. Fix: "
+                + (tls ? "TLS over a plain socket is served: a client that connects a java.net.Socket and layers TLS on it"
+                        + " (SSLSocketFactory.createSocket(socket, host, port, true), as JDBC drivers and STARTTLS protocols do),"
+                        + " a server that accepts on a java.net.ServerSocket and layers TLS on the accepted socket"
+                        + " (createSocket(socket, null, port, true), then setUseClientMode(false)), and TLS over socket channels"
+                        + " (SSLEngine: Netty's SslHandler, the JDK's HttpClient)"
+                        : "a java.net." + (server ? "ServerSocket" : "Socket") + " itself");
+    }
+
     /** For tests: the message said for the class {@code dottedName}, or null if it is not one of these. */
     static String messageFor(String dottedName) {
         Api api = BY_CLASS.get(dottedName.replace('.', '/'));

@@ -68,4 +68,36 @@ class UnservedApisTest {
         }
         assertNull(UnservedApis.messageFor("java.nio.channels.SocketChannel"));
     }
+
+    /** A socket subclass of its own (not TLS), as a library's wrapper would be. */
+    private static final class WrapperSocket extends java.net.Socket {
+    }
+
+    @Test
+    void aSocketSubclassARuleNamesIsSaidOncePerClassAndSideWithTheFix() throws Exception {
+        Events events = new Events();
+        UnservedApis u = new UnservedApis(events);
+        Class<?> tlsSocket = javax.net.ssl.SSLContext.getDefault().getSocketFactory().createSocket().getClass();
+        Class<?> tlsServer;
+        try (java.net.ServerSocket s = javax.net.ssl.SSLContext.getDefault().getServerSocketFactory().createServerSocket()) {
+            tlsServer = s.getClass();
+        }
+        u.subclass(tlsSocket, false);
+        u.subclass(tlsSocket, false); // the same class and side: said once
+        u.subclass(tlsServer, true);
+        u.subclass(WrapperSocket.class, false);
+
+        List<String> found = u.found();
+        assertEquals(3, found.size(), found.toString());
+        assertTrue(found.get(0).startsWith("a socket of class " + tlsSocket.getName() + " (TLS: an SSLSocket made with a host and port)")
+                && found.get(0).contains("stay on TCP") && found.get(0).contains("createSocket(socket, host, port, true)"), found.get(0));
+        assertTrue(found.get(1).startsWith("a server socket of class " + tlsServer.getName() + " (TLS: an SSLServerSocket)")
+                && found.get(1).contains("setUseClientMode(false)"), found.get(1));
+        assertTrue(found.get(2).startsWith("a socket of class " + WrapperSocket.class.getName() + " is in use")
+                && found.get(2).endsWith("Fix: a java.net.Socket itself"), found.get(2));
+        assertEquals(3, events.seen.size(), events.seen.toString());
+        assertTrue(events.seen.get(0).startsWith("UNSERVED tcp " + tlsSocket.getName() + " a socket of class"), events.seen.get(0));
+        assertTrue(UnservedApis.isTls(tlsSocket, false) && UnservedApis.isTls(tlsServer, true));
+        assertTrue(!UnservedApis.isTls(WrapperSocket.class, false) && !UnservedApis.isTls(java.net.ServerSocket.class, true));
+    }
 }
