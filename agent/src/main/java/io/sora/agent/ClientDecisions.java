@@ -155,11 +155,9 @@ final class ClientDecisions {
         }
         Rule rule = rules.matchConnect(remote).orElse(null);
         if (rule == null) return;
-        Class<?> type = socket.getClass();
-        recorder.tcp(socket, Side.CLIENT, "a socket of class " + type.getName()
-                + (io.sora.agent.instrumentation.UnservedApis.isTls(type, false) ? " (TLS)" : "")
-                + " is not served: sora pairs java.net.Socket itself (" + RuleTerms.where(rule) + ")", true);
-        notServed.accept(type, false);
+        recorder.tcp(socket, Side.CLIENT, io.sora.agent.instrumentation.UnservedApis.notServedReason(socket.getClass(), false)
+                + " (" + RuleTerms.where(rule) + ")", true);
+        notServed.accept(socket.getClass(), false);
     }
 
     /**

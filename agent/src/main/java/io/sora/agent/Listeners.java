@@ -85,13 +85,11 @@ final class Listeners {
      */
     private void notServed(ServerSocket server, InetSocketAddress bound) {
         if (!anyAcceptRuleMayMatch(bound)) return;
-        Class<?> type = server.getClass();
         if (tracer.isOn(Category.NET)) {
-            tracer.event(Hook.LISTEN, 0, "tcp", "a server socket of class " + type.getName()
-                    + (io.sora.agent.instrumentation.UnservedApis.isTls(type, true) ? " (TLS)" : "")
-                    + " is not served: sora pairs java.net.ServerSocket itself", "bound=" + bound);
+            tracer.event(Hook.LISTEN, 0, "tcp", io.sora.agent.instrumentation.UnservedApis.notServedReason(server.getClass(), true),
+                    "bound=" + bound);
         }
-        notServed.accept(type, true);
+        notServed.accept(server.getClass(), true);
     }
 
     /**

@@ -143,6 +143,15 @@ public final class UnservedApis implements ClassFileTransformer {
         }
     }
 
+    /**
+     * The short reason a connection (a bound address, {@code server}) of a socket of {@code type} stays on
+     * TCP, for its {@code path} ({@code listen}) event: "a socket of class X (TLS) is not served: ...".
+     */
+    public static String notServedReason(Class<?> type, boolean server) {
+        return "a " + (server ? "server socket" : "socket") + " of class " + type.getName() + (isTls(type, server) ? " (TLS)" : "")
+                + " is not served: sora pairs java.net." + (server ? "ServerSocket" : "Socket") + " itself";
+    }
+
     /** Whether {@code type} is a TLS socket of the JDK's (javax.net.ssl). */
     public static boolean isTls(Class<?> type, boolean server) {
         return server ? javax.net.ssl.SSLServerSocket.class.isAssignableFrom(type) : javax.net.ssl.SSLSocket.class.isAssignableFrom(type);

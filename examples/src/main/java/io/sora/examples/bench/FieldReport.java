@@ -330,15 +330,17 @@ final class FieldReport {
         return r.count() == c.tcp.size() ? Integer.toString(r.count()) : r.count() + " of " + c.tcp.size();
     }
 
-    /** Median over pairs of one raw figure of the runs that ran on their path. */
     /**
      * The application threads' and the JIT compilers' CPU per connection of both processes (medians over the
      * runs, from the churn client's {@code cpu_us_per_conn_by_thread}): where a cold connection's set-up goes.
      */
     private static String byKind(List<FieldCase.Run> runs) {
-        double app = FieldStats.median(FieldCase.values(runs, r -> kindSum(r.values().get("cpu_us_per_conn_by_thread"), ".app")));
-        double jit = FieldStats.median(FieldCase.values(runs, r -> kindSum(r.values().get("cpu_us_per_conn_by_thread"), ".jit")));
-        return us(app * 1000) + " / " + us(jit * 1000);
+        return us(kindMedian(runs, ".app") * 1000) + " / " + us(kindMedian(runs, ".jit") * 1000);
+    }
+
+    /** Median over the runs of {@link #kindSum} for {@code kind}, in microseconds. */
+    private static double kindMedian(List<FieldCase.Run> runs, String kind) {
+        return FieldStats.median(FieldCase.values(runs, r -> kindSum(r.values().get("cpu_us_per_conn_by_thread"), kind)));
     }
 
     /** The sum of the {@code side.kind:us} entries ending in {@code kind}; NaN when there are none. */
@@ -359,6 +361,7 @@ final class FieldReport {
         return any ? sum : Double.NaN;
     }
 
+    /** Median over pairs of one raw figure of the runs that ran on their path. */
     private static double value(List<FieldCase.Run> runs, String key) {
         return FieldStats.median(FieldCase.values(runs, r -> {
             String v = r.values().get(key);
