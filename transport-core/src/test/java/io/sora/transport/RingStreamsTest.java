@@ -227,6 +227,28 @@ class RingStreamsTest {
     }
 
     /**
+     * The first write after the peer's orderly close is taken only as far as TCP's buffers would take it (the
+     * ring's capacity here): a larger one fails, as a 16 MiB write does over TCP, not "written" into nothing.
+     */
+    @Test
+    void aWriteAfterThePeersCloseIsTakenOnlyUpToTheBuffer() throws Exception {
+        open(64, 64, 10);
+        b.close();
+        SocketException big = assertThrows(SocketException.class, () -> a.outputStream().write(new byte[65]));
+        assertEquals("Broken pipe", big.getMessage());
+        open(64, 64, 10);
+        b.close();
+        a.outputStream().write(new byte[64]); // one buffer's worth: taken
+        assertEquals("Broken pipe", assertThrows(SocketException.class, () -> a.outputStream().write(1)).getMessage());
+        open(64, 64, 10);
+        b.close();
+        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(new byte[100]);
+        assertEquals(64, a.outputStream().write(bb, true), "a channel's write returns short");
+        assertEquals(64, bb.position());
+        assertThrows(SocketException.class, () -> a.outputStream().write(bb, true));
+    }
+
+    /**
      * An abortive close (the application's SO_LINGER 0): the peer reads the bytes sent before it, then
      * "Connection reset" for good, not the end; a reader waiting when it comes is woken with it; writes
      * fail as after a TCP reset. Measured over TCP on JDK 17 and 25 (the semantics suites hold both paths

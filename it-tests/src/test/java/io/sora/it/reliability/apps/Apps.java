@@ -34,11 +34,20 @@ final class Apps {
         }
     }
 
-    /** Waits (bounded) until {@code t} is parked or sleeping: blocked on the fast path, not spinning. */
-    static boolean awaitParked(Thread t, long millis) throws InterruptedException {
+    /**
+     * Waits (bounded) until {@code t} is parked or sleeping inside a method named {@code method} (a socket
+     * stream's read or write): blocked on the fast path, not spinning, and not asleep elsewhere (a thread
+     * loading a class before its write sleeps too: CI saw a test's peer close before the write began).
+     */
+    static boolean awaitParked(Thread t, String method, long millis) throws InterruptedException {
         long deadline = System.nanoTime() + millis * 1_000_000L;
         while (System.nanoTime() < deadline) {
             Thread.State s = t.getState();
+            if (!java.util.Arrays.stream(t.getStackTrace()).anyMatch(e -> e.getMethodName().equals(method))) {
+                if (s == Thread.State.TERMINATED) return false;
+                Thread.sleep(5);
+                continue;
+            }
             if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) return true;
             if (s == Thread.State.TERMINATED) return false;
             if (s == Thread.State.RUNNABLE && kernelState(t.getName()) == 'S') return true; // in a futex

@@ -82,7 +82,7 @@ public final class SameJvmChecks {
             Socket me = who.equals("server") ? p[1] : p[0];
             Socket peer = who.equals("server") ? p[0] : p[1];
             Object[] r = start("blocked-read", () -> me.getInputStream().read(), false);
-            System.out.println("PARKED_READ_" + who + " " + Apps.awaitParked((Thread) r[0], 5000));
+            System.out.println("PARKED_READ_" + who + " " + Apps.awaitParked((Thread) r[0], "read", 5000));
             peer.close();
             System.out.println("READ_AFTER_PEER_CLOSE_" + who + " " + outcome(r));
             me.close();
@@ -94,7 +94,7 @@ public final class SameJvmChecks {
                 me2.getOutputStream().write(new byte[16 << 20]); // far more than the peer's ring
                 return "wrote everything";
             }, false);
-            System.out.println("PARKED_WRITE_" + who + " " + Apps.awaitParked((Thread) w[0], 5000));
+            System.out.println("PARKED_WRITE_" + who + " " + Apps.awaitParked((Thread) w[0], "write", 5000));
             peer2.close();
             System.out.println("WRITE_AFTER_PEER_CLOSE_" + who + " " + outcome(w));
             me2.close();
