@@ -107,13 +107,19 @@ final class BridgeDelegate implements SoraDelegate {
         if (l == null) {
             l = hotAttach.serverOf(serverSocket);
         }
-        if (l == null || socket.getClass() != Socket.class) {
+        if (l == null || !ServedSockets.socket(socket.getClass())) {
             return;
         }
         if (l.adopted()) {
             hotAttach.deciding(socket);
         }
         server.decide(socket, l);
+    }
+
+    /** The JDK's TLS server socket accepts through {@code implAccept}; other subclasses have no listener. */
+    @Override
+    public void implAccepted(ServerSocket serverSocket, Socket socket) {
+        if (serverSocket.getClass().getName().equals(ServedSockets.TLS_SERVER_SOCKET)) accepted(serverSocket, socket);
     }
 
     @Override

@@ -21,9 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * the server never waits for clients that will not pair ({@link Announcement}); after the connect, the
  * rule's transport pairs it, and {@link PathRecorder} records the outcome.
  *
- * <p>Only sockets of exactly {@code java.net.Socket} are paired: subclasses (SSL sockets above all)
- * may override the streams, and a paired connection whose bytes the subclass sends over TCP anyway
- * would lose data.
+ * <p>Only sockets of exactly {@code java.net.Socket} and the JDK's own TLS sockets are paired
+ * ({@link ServedSockets}): other subclasses may override the streams, and a paired connection whose bytes
+ * the subclass sends over TCP anyway would lose data.
  */
 final class ClientDecisions {
     /** An announcement whose connect neither returned nor failed this long ago is withdrawn. */
@@ -53,7 +53,7 @@ final class ClientDecisions {
 
     /** Before the TCP connect: a pairing client announces itself to the server's listener. */
     void connecting(Socket socket, SocketAddress endpoint) {
-        if (socket.getClass() == Socket.class) announce(socket, endpoint);
+        if (ServedSockets.socket(socket.getClass())) announce(socket, endpoint);
     }
 
     /**
@@ -132,7 +132,7 @@ final class ClientDecisions {
 
     /** After the TCP connect: the connect rule's transport pairs the connection, or it stays on TCP. */
     void connected(Socket socket) {
-        if (socket.getClass() == Socket.class) decide(socket, socket);
+        if (ServedSockets.socket(socket.getClass())) decide(socket, socket);
         else notServed(socket);
     }
 
@@ -143,9 +143,9 @@ final class ClientDecisions {
     volatile java.util.function.BiConsumer<Class<?>, Boolean> notServed = (type, server) -> { };
 
     /**
-     * A connected socket of a subclass of {@code java.net.Socket} (an {@code SSLSocket} made with a host and
-     * port, above all: a TLS socket layered on a plain one is the plain one's connection, decided as any):
-     * never paired (see the class comment). Where a connect rule names its connection, it is recorded on TCP
+     * A connected socket of a subclass of {@code java.net.Socket} other than the JDK's TLS socket (another
+     * provider's TLS socket, say: a TLS socket layered on a plain one is the plain one's connection, decided
+     * as any): never paired (see the class comment). Where a connect rule names its connection, it is recorded on TCP
      * with why (the trace's path event, {@code sora status}) and said once per class, rather than left out
      * silently (until 2026-11-29 such connections left no trace at all).
      */

@@ -111,7 +111,7 @@ final class HotAttach {
      * its path with (once: null on later calls, and for any other socket).
      */
     Listeners.Server lateAccepted(Socket socket) {
-        if (adopted.isEmpty() || socket.getClass() != Socket.class || decided.containsKey(socket)
+        if (adopted.isEmpty() || !ServedSockets.socket(socket.getClass()) || decided.containsKey(socket)
                 || !(socket.getLocalSocketAddress() instanceof InetSocketAddress local)
                 || !(socket.getRemoteSocketAddress() instanceof InetSocketAddress remote)) {
             return null;

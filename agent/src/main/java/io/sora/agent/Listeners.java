@@ -65,7 +65,7 @@ final class Listeners {
         if (rules.isEmpty() || !(server.getLocalSocketAddress() instanceof InetSocketAddress bound)) {
             return;
         }
-        if (server.getClass() != ServerSocket.class) {
+        if (!ServedSockets.serverSocket(server.getClass())) {
             notServed(server, bound);
             return;
         }

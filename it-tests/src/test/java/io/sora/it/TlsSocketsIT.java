@@ -12,12 +12,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * TLS through the agent, both ends attached with shm rules for every loopback port. TLS layered on plain
- * sockets (as JDBC drivers and STARTTLS protocols make it) pairs: the plain sockets are the connection. An
- * {@code SSLSocket} made with a host and port and an {@code SSLServerSocket} (subclasses of the JDK's
- * sockets, never paired) stay on TCP, every byte exact, and that is said: once per class on stderr with the
- * fix, as {@code NET.471 unserved} events, in the bean {@code sora status} reads, and, for the client's
- * connection, as a {@code path} event on TCP naming why (before 2026-11-29 such connections left no trace).
+ * TLS through the agent, both ends attached with shm rules for every loopback port. The JDK's own TLS sockets
+ * (an {@code SSLServerSocket}, an {@code SSLSocket} made with a host and port) pair, both ends (until
+ * 2026-11-30 they stayed on TCP); TLS layered on plain sockets (as JDBC drivers and STARTTLS protocols make
+ * it) pairs, the plain sockets being the connection. An application's own subclasses of {@code Socket} and
+ * {@code ServerSocket} stay on TCP, every byte exact, and that is said: once per class on stderr with the fix,
+ * as {@code NET.471 unserved} events, in the bean {@code sora status} reads, and, for the client's connection,
+ * as a {@code path} event on TCP naming why.
  */
 class TlsSocketsIT {
     @TempDir
@@ -25,7 +26,7 @@ class TlsSocketsIT {
 
     @ParameterizedTest
     @MethodSource(ForkedJvm.JDKS)
-    void layeredTlsPairsAndTlsSocketsAreSaidToStayOnTcp(Path jdk) throws Exception {
+    void tlsSocketsPairAndAnApplicationsSocketSubclassesAreSaidToStayOnTcp(Path jdk) throws Exception {
         Path conf = tmp.resolve("loop.conf");
         Files.writeString(conf, "shm accept 127.0.0.1 *\nshm connect 127.0.0.1 *\n");
         Path trace = tmp.resolve("t.json");
@@ -38,34 +39,35 @@ class TlsSocketsIT {
             warnings = app.stderr().stream().filter(l -> l.startsWith("[sora] WARN")).collect(Collectors.toList());
             assertEquals(2, warnings.size(), app.describe());
         }
-        String direct = line(out, "DIRECT ");
-        String layered = line(out, "LAYERED ");
-        String directClient = direct.split(" ")[2];
-        String layeredClient = layered.split(" ")[2];
+        String directClient = line(out, "DIRECT ").split(" ")[2];
+        String layeredClient = line(out, "LAYERED ").split(" ")[2];
+        String subclassClient = line(out, "SUBCLASS ").split(" ")[2];
 
-        String server = only(warnings, "[sora] WARN a server socket of class sun.security.ssl.SSLServerSocketImpl (TLS: an SSLServerSocket)");
-        String client = only(warnings, "[sora] WARN a socket of class sun.security.ssl.SSLSocketImpl (TLS: an SSLSocket made with a host and port)");
-        assertTrue(server.contains("stay on TCP") && server.contains("Fix: TLS over a plain socket is served"), server);
-        assertTrue(client.contains("stay on TCP") && client.contains("createSocket(socket, host, port, true)"), client);
+        String server = only(warnings, "[sora] WARN a server socket of class io.sora.it.apps.TlsApp$AppServerSocket is in use");
+        String client = only(warnings, "[sora] WARN a socket of class io.sora.it.apps.TlsApp$AppSocket is in use");
+        assertTrue(server.contains("stay on TCP") && server.endsWith("Fix: a java.net.ServerSocket itself"), server);
+        assertTrue(client.contains("stay on TCP") && client.endsWith("Fix: a java.net.Socket itself"), client);
         List<String> bean = out.stream().filter(l -> l.startsWith("UNSERVED ")).map(l -> l.substring(9)).sorted().collect(Collectors.toList());
         assertEquals(List.of(client.substring(12), server.substring(12)).stream().sorted().collect(Collectors.toList()), bean);
 
         List<String> events = Files.readAllLines(trace);
         String all = String.join("\n", events);
         assertEquals(2, events.stream().filter(e -> e.contains("\"hook\":\"unserved\"")).count(), all);
-        // the direct TLS client's connection: on TCP, with why
-        List<String> directPaths = events.stream().filter(e -> e.contains("\"hook\":\"path\"") && e.contains("local=/127.0.0.1:" + directClient + " "))
+        // the subclass client's connection: on TCP, with why; its server socket: no listener, said at its bind
+        List<String> subclassPaths = events.stream().filter(e -> e.contains("\"hook\":\"path\"") && e.contains("local=/127.0.0.1:" + subclassClient + " "))
                 .collect(Collectors.toList());
-        assertEquals(1, directPaths.size(), all);
-        assertTrue(directPaths.get(0).contains("\"path\":\"tcp\"") && directPaths.get(0).contains("SSLSocketImpl (TLS) is not served"), directPaths.get(0));
-        // the SSL server socket: no listener, said at its bind
+        assertEquals(1, subclassPaths.size(), all);
+        assertTrue(subclassPaths.get(0).contains("\"path\":\"tcp\"") && subclassPaths.get(0).contains("TlsApp$AppSocket is not served"), subclassPaths.get(0));
         assertTrue(events.stream().anyMatch(e -> e.contains("\"hook\":\"listen\"") && e.contains("\"path\":\"tcp\"")
-                && e.contains("SSLServerSocketImpl (TLS) is not served")), all);
-        // the layered TLS connection: both plain ends on shm
-        assertTrue(events.stream().anyMatch(e -> e.contains("\"hook\":\"path\"") && e.contains("\"path\":\"shm\"")
-                && e.contains("local=/127.0.0.1:" + layeredClient + " ")), all);
-        assertTrue(events.stream().anyMatch(e -> e.contains("\"hook\":\"path\"") && e.contains("\"path\":\"shm\"")
-                && e.contains("remote=/127.0.0.1:" + layeredClient + "\"")), all);
+                && e.contains("TlsApp$AppServerSocket is not served")), all);
+        assertTrue(events.stream().noneMatch(e -> e.contains("\"path\":\"tcp\"") && e.contains("SSL")), all);
+        // the direct and the layered TLS connections: both ends on shm
+        for (String port : List.of(directClient, layeredClient)) {
+            assertTrue(events.stream().anyMatch(e -> e.contains("\"hook\":\"path\"") && e.contains("\"path\":\"shm\"")
+                    && e.contains("local=/127.0.0.1:" + port + " ")), all);
+            assertTrue(events.stream().anyMatch(e -> e.contains("\"hook\":\"path\"") && e.contains("\"path\":\"shm\"")
+                    && e.contains("remote=/127.0.0.1:" + port + "\"")), all);
+        }
     }
 
     private static String line(List<String> lines, String prefix) {

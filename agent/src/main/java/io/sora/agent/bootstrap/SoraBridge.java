@@ -30,7 +30,7 @@ public final class SoraBridge {
      * a detach cannot unload it) is refused on a mismatch: the patched JDK classes would call methods
      * that class lacks, and the application would get {@code NoSuchMethodError}s.
      */
-    public static final int ABI = 8;
+    public static final int ABI = 9;
 
     /** The agent's implementation; null means plain TCP. */
     private static volatile SoraDelegate delegate;
@@ -202,6 +202,22 @@ public final class SoraBridge {
         if (d != null && s != null) {
             try {
                 d.accepted(ss, s);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
+    }
+
+    /**
+     * {@code ServerSocket.implAccept(Socket)} returned: a subclass's {@code accept} (the JDK's TLS server
+     * socket's, which never calls {@code ServerSocket.accept()}) took a connection into {@code s}. A plain
+     * server socket's {@code accept()} calls it too and says so itself ({@link #accepted}).
+     */
+    public static void implAccepted(ServerSocket ss, Socket s) {
+        SoraDelegate d = delegate;
+        if (d != null && s != null && ss.getClass() != ServerSocket.class) {
+            try {
+                d.implAccepted(ss, s);
             } catch (Throwable t) {
                 failed(t);
             }

@@ -53,6 +53,10 @@ public interface SoraDelegate {
 
     void accepted(ServerSocket server, Socket socket);
 
+    /** A server socket subclass's accept took a connection into {@code socket} through {@code implAccept}. */
+    default void implAccepted(ServerSocket server, Socket socket) {
+    }
+
     void serverClosed(ServerSocket server);
 
     /** Method trace: {@code mtId} is the mt hook id, {@code exit} false for entry. */

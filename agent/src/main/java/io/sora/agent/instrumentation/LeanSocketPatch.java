@@ -44,6 +44,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       path's, which a closed socket the application keeps would otherwise keep);</li>
  *   <li>{@code ServerSocket.bind(SocketAddress,int)}: {@code SoraBridge.bound(this)} before return;
  *       {@code accept()}: {@code SoraBridge.accepted(this, socket)} before return;
+ *       {@code implAccept(Socket)}: {@code SoraBridge.implAccepted(this, socket)} before return (the JDK's
+ *       TLS server socket accepts through it, never through {@code accept()});
  *       {@code close()}: {@code SoraBridge.serverClosed(this)} on the way out, likewise.</li>
  * </ul>
  * The facade's methods catch every {@link Throwable}, so nothing reaches the application. The mt
@@ -130,7 +132,7 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                 ? Set.of("connect(Ljava/net/SocketAddress;I)V", "getInputStream()Ljava/io/InputStream;",
                         "getOutputStream()Ljava/io/OutputStream;", "shutdownInput()V", "shutdownOutput()V", "close()V",
                         "setSoTimeout(I)V")
-                : Set.of("bind(Ljava/net/SocketAddress;I)V", "accept()Ljava/net/Socket;", "close()V");
+                : Set.of("bind(Ljava/net/SocketAddress;I)V", "accept()Ljava/net/Socket;", "implAccept(Ljava/net/Socket;)V", "close()V");
         Set<String> seen = new java.util.HashSet<>();
         ClassReader reader = new ClassReader(bytes);
         ClassWriter writer = new ClassWriter(reader, 0);
@@ -242,6 +244,12 @@ public final class LeanSocketPatch implements SocketPatch, ClassFileTransformer 
                     super.visitVarInsn(Opcodes.ALOAD, 0);
                     super.visitInsn(Opcodes.SWAP);
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "accepted",
+                            "(Ljava/net/ServerSocket;Ljava/net/Socket;)V", false);
+                }
+                case "implAccept" -> {
+                    super.visitVarInsn(Opcodes.ALOAD, 0);
+                    super.visitVarInsn(Opcodes.ALOAD, 1);
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "implAccepted",
                             "(Ljava/net/ServerSocket;Ljava/net/Socket;)V", false);
                 }
                 case "close" -> {

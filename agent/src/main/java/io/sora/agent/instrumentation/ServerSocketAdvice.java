@@ -51,6 +51,14 @@ public final class ServerSocketAdvice {
         }
     }
 
+    /** {@code implAccept(Socket)}: the JDK's TLS server socket accepts through it (no method trace of its own). */
+    public static final class ImplAccept {
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.This ServerSocket self, @Advice.Argument(0) Socket accepted) {
+            SoraBridge.implAccepted(self, accepted);
+        }
+    }
+
     /** {@code close()}. */
     public static final class Close {
         @Advice.OnMethodEnter(suppress = Throwable.class)

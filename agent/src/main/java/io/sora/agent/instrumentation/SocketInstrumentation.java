@@ -76,6 +76,8 @@ public final class SocketInstrumentation implements SocketPatch {
         return new AsmVisitorWrapper.Compound(
                 Advice.to(ServerSocketAdvice.Bind.class).on(isPublic().and(named("bind")).and(takesArguments(2))),
                 Advice.to(ServerSocketAdvice.Accept.class).on(named("accept").and(takesArguments(0))),
+                Advice.to(ServerSocketAdvice.ImplAccept.class).on(named("implAccept")
+                        .and(takesArguments(java.net.Socket.class))),
                 Advice.to(ServerSocketAdvice.Close.class).on(named("close").and(takesArguments(0))));
     }
 

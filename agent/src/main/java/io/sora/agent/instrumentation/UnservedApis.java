@@ -149,7 +149,8 @@ public final class UnservedApis implements ClassFileTransformer {
      */
     public static String notServedReason(Class<?> type, boolean server) {
         return "a " + (server ? "server socket" : "socket") + " of class " + type.getName() + (isTls(type, server) ? " (TLS)" : "")
-                + " is not served: sora pairs java.net." + (server ? "ServerSocket" : "Socket") + " itself";
+                + " is not served: sora pairs java.net." + (server ? "ServerSocket" : "Socket") + " itself and the JDK's TLS "
+                + (server ? "server sockets" : "sockets");
     }
 
     /** Whether {@code type} is a TLS socket of the JDK's (javax.net.ssl). */
@@ -159,16 +160,18 @@ public final class UnservedApis implements ClassFileTransformer {
 
     /**
      * Why a socket of class {@code name} stays on TCP, and what is served instead. sora serves the JDK's
-     * {@code java.net.Socket} and {@code ServerSocket} themselves: a subclass may read or write its connection
-     * past the streams sora replaces (an SSL socket made with a host and port reads its records through its
-     * own code; an SSL server socket's {@code accept} is its own), and bytes sent past a paired connection's
-     * rings would be lost.
+     * {@code java.net.Socket} and {@code ServerSocket} themselves and the JDK's own TLS sockets (which go
+     * through the plain socket's streams, shutdowns and close): another subclass may read or write its
+     * connection past the streams sora replaces (another provider's TLS socket, its own impl), and bytes sent
+     * past a paired connection's rings would be lost.
      */
     public static String subclassMessage(String name, boolean server, boolean tls) {
         String what = server ? "server socket" : "socket";
-        return "a " + what + " of class " + name + (tls ? (server ? " (TLS: an SSLServerSocket)" : " (TLS: an SSLSocket made with a host and port)") : "")
+        return "a " + what + " of class " + name + (tls ? (server ? " (TLS: an SSLServerSocket of another provider than the JDK's)"
+                        : " (TLS: an SSLSocket of another provider than the JDK's)") : "")
                 + " is in use where a rule names its connections: sora pairs java.net." + (server ? "ServerSocket" : "Socket")
-                + " itself, not its subclasses, so these connections stay on TCP, whatever the rules say. Fix: "
+                + " itself and the JDK's TLS " + (server ? "server sockets" : "sockets")
+                + ", not other subclasses, so these connections stay on TCP, whatever the rules say. Fix: "
                 + (tls ? "TLS over a plain socket is served: a client that connects a java.net.Socket and layers TLS on it"
                         + " (SSLSocketFactory.createSocket(socket, host, port, true), as JDBC drivers and STARTTLS protocols do),"
                         + " a server that accepts on a java.net.ServerSocket and layers TLS on the accepted socket"

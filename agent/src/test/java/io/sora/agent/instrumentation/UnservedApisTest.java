@@ -77,6 +77,7 @@ class UnservedApisTest {
     void aSocketSubclassARuleNamesIsSaidOncePerClassAndSideWithTheFix() throws Exception {
         Events events = new Events();
         UnservedApis u = new UnservedApis(events);
+        // the JDK's TLS classes (which the agent serves, and never reports) stand here for any provider's
         Class<?> tlsSocket = javax.net.ssl.SSLContext.getDefault().getSocketFactory().createSocket().getClass();
         Class<?> tlsServer;
         try (java.net.ServerSocket s = javax.net.ssl.SSLContext.getDefault().getServerSocketFactory().createServerSocket()) {
@@ -89,9 +90,9 @@ class UnservedApisTest {
 
         List<String> found = u.found();
         assertEquals(3, found.size(), found.toString());
-        assertTrue(found.get(0).startsWith("a socket of class " + tlsSocket.getName() + " (TLS: an SSLSocket made with a host and port)")
+        assertTrue(found.get(0).startsWith("a socket of class " + tlsSocket.getName() + " (TLS: an SSLSocket of another provider than the JDK's)")
                 && found.get(0).contains("stay on TCP") && found.get(0).contains("createSocket(socket, host, port, true)"), found.get(0));
-        assertTrue(found.get(1).startsWith("a server socket of class " + tlsServer.getName() + " (TLS: an SSLServerSocket)")
+        assertTrue(found.get(1).startsWith("a server socket of class " + tlsServer.getName() + " (TLS: an SSLServerSocket of another provider than the JDK's)")
                 && found.get(1).contains("setUseClientMode(false)"), found.get(1));
         assertTrue(found.get(2).startsWith("a socket of class " + WrapperSocket.class.getName() + " is in use")
                 && found.get(2).endsWith("Fix: a java.net.Socket itself"), found.get(2));
