@@ -104,18 +104,11 @@ public final class TlsApp {
 
     /**
      * A TLSv1.3 context whose key (EC, for CN=localhost and the address 127.0.0.1) is made in {@code dir} with
-     * the running JDK's {@code keytool}, and trusted.
+     * the running JDK's {@code keytool} (or, made there already by another process, read), and trusted.
      */
     public static SSLContext context(Path dir) throws Exception {
         Path store = dir.resolve("tls.p12");
-        Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair", "-alias", "s", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "secret",
-                "-keypass", "secret", "-ext", "SAN=ip:127.0.0.1").redirectErrorStream(true).start();
-        byte[] out = keytool.getInputStream().readAllBytes();
-        if (!keytool.waitFor(60, TimeUnit.SECONDS) || keytool.exitValue() != 0) {
-            throw new IllegalStateException("keytool failed: " + new String(out));
-        }
+        if (!Files.exists(store)) makeKey(store);
         KeyStore ks = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(store)) {
             ks.load(in, "secret".toCharArray());
@@ -127,6 +120,17 @@ public final class TlsApp {
         SSLContext ctx = SSLContext.getInstance("TLSv1.3");
         ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
         return ctx;
+    }
+
+    private static void makeKey(Path store) throws Exception {
+        Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair", "-alias", "s", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
+                "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "secret",
+                "-keypass", "secret", "-ext", "SAN=ip:127.0.0.1").redirectErrorStream(true).start();
+        byte[] out = keytool.getInputStream().readAllBytes();
+        if (!keytool.waitFor(60, TimeUnit.SECONDS) || keytool.exitValue() != 0) {
+            throw new IllegalStateException("keytool failed: " + new String(out));
+        }
     }
 
     /** An application's socket class (its own, for what it adds: here nothing). */
