@@ -49,8 +49,19 @@ public final class UnservedApis implements ClassFileTransformer {
         }
 
         String message() {
-            return what + " is in use: its connections do not go through the JDK's sockets or socket channels, so "
-                    + "sora cannot pair them and they stay on TCP, whatever the rules say. Fix: " + fix;
+            return message("");
+        }
+
+        /**
+         * {@code shadedIn}: the package a library relocated Netty into, dotted with a trailing dot
+         * ({@code io.grpc.netty.shaded.}), or empty; a relocated Netty reads its properties under that
+         * prefix too (grpc-netty-shaded: {@code -Dio.grpc.netty.shaded.io.netty.transport.noNative=true}).
+         */
+        String message(String shadedIn) {
+            String shaded = shadedIn.isEmpty() ? "" : ", relocated into " + shadedIn.substring(0, shadedIn.length() - 1);
+            return what + shaded + " is in use: its connections do not go through the JDK's sockets or socket channels, so "
+                    + "sora cannot pair them and they stay on TCP, whatever the rules say. Fix: "
+                    + fix.replace("-Dio.netty.", "-D" + shadedIn + "io.netty.");
         }
     }
 
@@ -65,7 +76,8 @@ public final class UnservedApis implements ClassFileTransformer {
     }
 
     private final Tracer tracer;
-    private final java.util.concurrent.atomic.AtomicIntegerArray said = new java.util.concurrent.atomic.AtomicIntegerArray(Api.values().length);
+    /** APIs said so far: the API's name and, for a relocated Netty, its package ("NETTY_EPOLL io.grpc.netty.shaded."). */
+    private final java.util.Set<String> said = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final List<String> found = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Instrumentation installedIn;
 
@@ -102,17 +114,33 @@ public final class UnservedApis implements ClassFileTransformer {
         return null; // never changes a class
     }
 
-    /** Whether a class name may be one looked for: all begin with {@code io} or {@code sun} (most loads end here). */
+    /**
+     * Whether a class name may be one looked for: all begin with {@code io} or {@code sun}, or, Netty relocated
+     * into another package by a library (grpc-netty-shaded's {@code io.grpc.netty.shaded.io.netty...}), end
+     * with {@code Channel} (most loads end here).
+     */
     private static boolean candidate(String name) {
-        return !name.isEmpty() && (name.charAt(0) == 'i' || name.charAt(0) == 's');
+        return !name.isEmpty() && (name.charAt(0) == 'i' || name.charAt(0) == 's' || name.endsWith("Channel"));
     }
 
-    /** A class of {@code name} (slashed) loaded: said once per API. Never throws into a class load. */
+    /**
+     * A class of {@code name} (slashed) loaded: said once per API (and per package a library relocated Netty
+     * into: until 2026-11-30 grpc-netty-shaded's native transport was not said at all). Never throws into a
+     * class load.
+     */
     void seen(String name) {
         Api api = BY_CLASS.get(name);
-        if (api == null || !said.compareAndSet(api.ordinal(), 0, 1)) return;
+        String shadedIn = "";
+        if (api == null) {
+            int at = name.indexOf("/io/netty/");
+            if (at < 0) return;
+            api = BY_CLASS.get(name.substring(at + 1));
+            if (api == null) return;
+            shadedIn = name.substring(0, at + 1).replace('/', '.');
+        }
+        if (!said.add(api.name() + " " + shadedIn)) return;
         try {
-            String message = api.message();
+            String message = api.message(shadedIn);
             found.add(message);
             System.err.println("[sora] WARN " + message);
             if (tracer.isOn(Category.NET)) tracer.event(Hook.UNSERVED, 0, "tcp", message, name.replace('/', '.'));

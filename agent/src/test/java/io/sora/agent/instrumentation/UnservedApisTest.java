@@ -47,6 +47,26 @@ class UnservedApisTest {
                 events.seen.get(1));
     }
 
+    /** A library's relocated Netty (grpc-netty-shaded's): said too, with the property under its package. */
+    @Test
+    void aRelocatedNettysNativeTransportIsSaidWithItsOwnProperty() {
+        Events events = new Events();
+        UnservedApis u = new UnservedApis(events);
+        assertNull(u.transform(null, null, "io/grpc/netty/shaded/io/netty/channel/epoll/EpollSocketChannel", null, null, new byte[0]));
+        u.seen("io/grpc/netty/shaded/io/netty/channel/epoll/EpollServerSocketChannel"); // the same: not said again
+        u.seen("io/netty/channel/epoll/EpollSocketChannel"); // Netty itself beside it: said for itself
+        u.seen("com/example/shaded/io/netty/channel/socket/nio/NioSocketChannel"); // served: nothing to say
+        u.seen("com/example/sun/nio/ch/UnixAsynchronousSocketChannelImpl"); // not the JDK's: nothing
+        List<String> found = u.found();
+        assertEquals(2, found.size(), found.toString());
+        assertTrue(found.get(0).startsWith("Netty's native epoll transport (EpollSocketChannel), relocated into io.grpc.netty.shaded is in use")
+                && found.get(0).contains("Fix: -Dio.grpc.netty.shaded.io.netty.transport.noNative=true makes"), found.get(0));
+        assertTrue(found.get(1).startsWith("Netty's native epoll transport (EpollSocketChannel) is in use")
+                && found.get(1).contains("Fix: -Dio.netty.transport.noNative=true"), found.get(1));
+        assertTrue(events.seen.get(0).startsWith("UNSERVED tcp io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel Netty's"),
+                events.seen.get(0));
+    }
+
     @Test
     void theTransformerNeverChangesAClassAndSeesOnlyFirstLoads() {
         UnservedApis u = new UnservedApis(Tracer.OFF);
