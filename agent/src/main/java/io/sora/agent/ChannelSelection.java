@@ -494,6 +494,9 @@ final class ChannelSelection {
                 // A bell rung between the arm and the taking is in the channel when it joins this epoll
                 // set, and epoll reports a descriptor that is readable as it is added.
                 synchronized (p) {
+                    // its channel is closing (release): the segment and bell channel may serve another
+                    // connection soon, so nothing of theirs is touched; the key is cancelled next
+                    if (p.released) continue;
                     p.arm(selector, interest);
                     if (p.direct != selector) pollBellDirectly(st, selector, e);
                     else if (!p.bellMuted()) p.muteBell(true, bellControl); // unmuted since (a bell sleeper)
@@ -543,6 +546,46 @@ final class ChannelSelection {
         st.asleep--;
         if (!e.gone) addAwake(st, e);
         disarm(selector, e.p);
+    }
+
+    /**
+     * The connection's channel is closing (before its medium closes): every selector lets go of it now, so
+     * that its control channel and segment can be kept for the client's next connection (ShmMedium's
+     * keeping; before 2026-11-30 a paired channel never kept them, and every connection to a selector server
+     * made a fresh rendezvous and segment: 4x TCP's set-up). Under the connection's lock, which every arm,
+     * disarm and bell move takes: the waiting words every selector armed are cleared, the bell channel
+     * leaves the epoll set of the selector that polled it (by descriptor number, while it cannot close),
+     * and the doorbell thread watches it again (the keeper's channel is in its watch, the next connection's
+     * medium its handler). From then on no selector arms it, reads its bells or moves them
+     * ({@link PairedChannel#released}).
+     */
+    void release(PairedChannel p) {
+        synchronized (p) {
+            if (p.released) return;
+            p.released = true;
+            for (Selector s : p.armedSelectors()) p.disarm(s);
+            Selector old = p.direct;
+            if (old != null) {
+                p.direct = null;
+                Jdk j = jdk;
+                java.nio.channels.SelectableChannel bell = p.bellChannel();
+                if (j != null && j.epfd != null && bell != null && old.isOpen()) {
+                    p.whileBellOpen(() -> {
+                        try {
+                            int fd = (int) j.fdVal.invoke(bell);
+                            State os = states.get(old);
+                            io.sora.transport.NativeEpoll oldInner = os == null ? null : os.inner;
+                            if (oldInner != null) oldInner.ctl(io.sora.transport.NativeEpoll.CTL_DEL, fd, 0, 1);
+                            int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
+                            return 0;
+                        } catch (Throwable t) {
+                            return -1;
+                        }
+                    });
+                }
+            }
+            if (p.bellMuted()) p.muteBell(false, bellControl);
+        }
     }
 
     /** A select's end for an entry: disarmed, its bells read where this selector holds them. */

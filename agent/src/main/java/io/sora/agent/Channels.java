@@ -287,6 +287,10 @@ final class Channels {
         if (p == null) return;
         // its descriptor is still open: a linger of 0 (the channel's own option is unreadable now) resets
         if (io.sora.transport.NativeSockets.lingersZero(io.sora.transport.NativeSockets.fdOfClosing(ch))) p.connection.resetOnClose();
+        // every selector lets go of the connection before its medium closes, which may then keep its
+        // control channel and segment for the next connection (ChannelSelection.release)
+        ChannelSelection sel = selection;
+        if (sel != null) sel.release(p);
         recorder.closed(ch.socket());
     }
 

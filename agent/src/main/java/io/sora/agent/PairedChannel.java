@@ -52,7 +52,6 @@ final class PairedChannel {
         this.in = connection.inputStream();
         this.out = connection.outputStream();
         this.medium = connection.medium();
-        medium.neverKeep(); // a selector's late arming must never reach a segment kept for another connection
         connection.setReadinessListener(this::wakeArmedSelector);
     }
 
@@ -339,7 +338,7 @@ final class PairedChannel {
      */
     synchronized void arm(Selector selector, int interest) {
         int ops = interest & (SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-        if (ops == 0) return;
+        if (ops == 0 || released) return;
         int i = indexOf(selector);
         if (i < 0) {
             i = armed.length;
@@ -384,6 +383,19 @@ final class PairedChannel {
         if ((released & SelectionKey.OP_READ) != 0) medium.armReaderWaker(false);
         if ((released & SelectionKey.OP_WRITE) != 0) medium.armWriterWaker(false);
         return ops != 0;
+    }
+
+    /**
+     * Set (under this object's lock) as the channel closes, before its medium does ({@link ChannelSelection#release}):
+     * no selector arms the connection, reads its bells or moves them any more, for its segment and control
+     * channel may be kept for another connection (a selector's late arm there would be that connection's
+     * lost wake-up). Guarded by this object's lock.
+     */
+    boolean released;
+
+    /** The selectors armed on this connection now (under this object's lock). */
+    Selector[] armedSelectors() {
+        return armed.clone();
     }
 
     /** Whether a selector other than {@code selector} is armed on this connection now. */
