@@ -585,6 +585,7 @@ final class ChannelSelection {
                 }
             }
             if (p.bellMuted()) p.muteBell(false, bellControl);
+            p.allowKeep(); // nothing of a selector's reaches the connection now: its medium may keep it
         }
     }
 
@@ -981,7 +982,8 @@ final class ChannelSelection {
         for (int i = 0; i < count; i++) {
             Entry e = es[i];
             PairedChannel p = e.p;
-            if (interest(e.key) == 0) continue;
+            // released: its segment may be another connection's by now (peerPlacement writes this CPU there)
+            if (interest(e.key) == 0 || p.released) continue;
             int placement = p.peerPlacement(cpu);
             if (p.peerReadsThroughSelector()) {
                 // an event loop is polled for only where it runs on another CPU, and while the machine has

@@ -172,11 +172,14 @@ final class Channels {
         // peer would wait on the ring, or its bytes would go to TCP once the classes are restored)
         if (stopped || !ch.isOpen()) {
             PairedChannel late = paired.remove(ch);
-            if (late != null) closePaired(ch);
+            if (late != null) closePaired(ch, late);
         }
     }
 
-    private void closePaired(SocketChannel ch) {
+    private void closePaired(SocketChannel ch, PairedChannel p) {
+        // out of the table already, so the close below will not find it (closing): selectors let go here
+        ChannelSelection s = selection;
+        if (s != null) s.release(p);
         recorder.closed(ch.socket());
         try {
             ch.close();
@@ -266,7 +269,7 @@ final class Channels {
      */
     void detach() {
         stopped = true;
-        paired.drain((ch, p) -> closePaired(ch));
+        paired.drain(this::closePaired);
     }
 
     PairedChannel paired(Object channel) {

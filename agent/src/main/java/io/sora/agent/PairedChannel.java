@@ -52,6 +52,11 @@ final class PairedChannel {
         this.in = connection.inputStream();
         this.out = connection.outputStream();
         this.medium = connection.medium();
+        // Not kept for another connection unless every selector has let go of this one first, which a close
+        // through Channels.closing does (ChannelSelection.release, which then allows it): a close that misses
+        // it (a connect closed while pairing, a detach, a channel dropped unclosed) leaves a selector's late
+        // arming able to write into the memory, so it is not kept (found in review, 2026-11-30)
+        medium.neverKeep();
         connection.setReadinessListener(this::wakeArmedSelector);
     }
 
@@ -389,9 +394,14 @@ final class PairedChannel {
      * Set (under this object's lock) as the channel closes, before its medium does ({@link ChannelSelection#release}):
      * no selector arms the connection, reads its bells or moves them any more, for its segment and control
      * channel may be kept for another connection (a selector's late arm there would be that connection's
-     * lost wake-up). Guarded by this object's lock.
+     * lost wake-up). Written under this object's lock; volatile for the selector's look before it (its poll).
      */
-    boolean released;
+    volatile boolean released;
+
+    /** See {@link io.sora.transport.RingMedium#allowKeep}: only once released. */
+    void allowKeep() {
+        medium.allowKeep();
+    }
 
     /** The selectors armed on this connection now (under this object's lock). */
     Selector[] armedSelectors() {

@@ -401,6 +401,14 @@ public interface RingMedium {
     }
 
     /**
+     * Undoes {@link #neverKeep}: every selector has let go of this connection for good (its channel closes,
+     * and no selector arms it, reads its bells or moves them from now on), so its memory may serve another
+     * connection. The default: nothing.
+     */
+    default void allowKeep() {
+    }
+
+    /**
      * This end is closed and no thread of this process will read or write the rings again (its
      * streams' reads and writes have left, and any later one fails before touching them): a medium may
      * give their memory back once both ends said so. Called once, after {@link #close}, by the closing

@@ -212,6 +212,12 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
         neverKeep = true;
     }
 
+    /** Every selector let go of this connection as its channel closes (PairedChannel): kept as a socket's is. */
+    @Override
+    public void allowKeep() {
+        neverKeep = false;
+    }
+
     /** Whether the close keeps the channel open for the next connection. */
     private boolean keepable() {
         return keeper != null && !neverKeep && !peerDead && channel != null && channel.isOpen();
