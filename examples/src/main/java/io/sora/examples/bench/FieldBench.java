@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  * trace), {@code think} (the client computes between round trips), {@code conns} (1, 4, 16
  * connections from one client JVM), {@code hog} (a CPU hog runs beside), {@code setup} (connection
  * set-up one after another: a client without sora against a server with an accept rule, and both
- * sides attached), {@code nio} (a selector server, 1 and 16 connections). Writes {@code field.md} and
+ * sides attached, with a blocking server and with a selector server), {@code nio} (a selector server, 1 and 16 connections). Writes {@code field.md} and
  * {@code field.json}. Exit status 0 when every child ran and verified its data and path, 1 when one
  * failed, 2 on bad options.
  *
@@ -315,28 +315,34 @@ public final class FieldBench {
     /**
      * Connection set-up, unpinned: {@code accept} (the shm column: only the server has the agent, with an
      * shm accept rule; every connection must stay on TCP and not wait for a pairing) and {@code both
-     * attached} (the shm column: both sides attached, every connection on shm); the tcp column has no
+     * attached} (the shm column: both sides attached, every connection on shm), against a blocking
+     * server and against a selector server ({@code FieldChurnServer server=selector}); the tcp column has no
      * agent at all.
      */
     private void setup(Map<String, Placement> all, List<FieldCase> cases) {
         int n = o.setupConnections();
         for (Placement p : rowPlacements("setup", all, "unpinned")) {
-            for (boolean clientAgent : new boolean[] {false, true}) {
-                String setting = (clientAgent ? "both attached" : "accept, client without sora") + ", " + p.label();
+            // the client without sora, both attached, and both attached against a selector server (as Netty,
+            // Undertow, Jetty serve): before 2026-11-30 a selector server's connections never kept their segment
+            for (int kind = 0; kind < 3; kind++) {
+                boolean clientAgent = kind > 0;
+                boolean selector = kind == 2;
+                String setting = (clientAgent ? "both attached" : "accept, client without sora") + (selector ? ", selector server" : "")
+                        + ", " + p.label();
                 FieldCase c = new FieldCase("setup", setting, p.label(), false);
-                c.params.putAll(Map.of("connections", n, "client_agent", clientAgent));
+                c.params.putAll(Map.of("connections", n, "client_agent", clientAgent, "server", selector ? "selector" : "blocking"));
                 cases.add(c);
                 System.out.println("\n== setup, " + setting + " (" + describe(p) + "): " + n
                         + " connections one after another, new Socket() to first 1-byte answer");
                 for (int i = 1; i <= o.pairs; i++) {
-                    c.tcp.add(churn(c, p, n, false, false, i));
-                    c.shm.add(churn(c, p, n, true, clientAgent, i));
+                    c.tcp.add(churn(c, p, n, false, false, selector, i));
+                    c.shm.add(churn(c, p, n, true, clientAgent, selector, i));
                 }
             }
         }
     }
 
-    private FieldCase.Run churn(FieldCase c, Placement p, int n, boolean serverAgent, boolean clientAgent, int pair) {
+    private FieldCase.Run churn(FieldCase c, Placement p, int n, boolean serverAgent, boolean clientAgent, boolean selector, int pair) {
         String column = serverAgent ? "shm" : "tcp";
         String path = serverAgent && clientAgent ? "shm" : "tcp";
         String tag = c.id() + "-" + pair + "-" + column;
@@ -348,6 +354,7 @@ public final class FieldBench {
             List<String> common = List.of("address=" + LOOPBACK, "port=" + port, "n=" + n, "path=" + path);
             List<String> sArgs = new ArrayList<>(common);
             sArgs.add("agent=" + (serverAgent ? "yes" : "no"));
+            if (selector) sArgs.add("server=selector");
             server = launch(tag + "-server", p.serverCpu(), serverAgent ? agentOption(tag + "-server", port, true) : List.of(),
                     FieldChurnServer.class.getName(), sArgs, true);
             server.awaitLine("READY", deadline(READY_SECONDS));

@@ -46,6 +46,8 @@ final class FieldTargets {
                     "selector server, 16 conns, unpinned", Kind.RATIO_AT_LEAST, 2),
             new Target("13", "shm connection set-up, both attached: <= 2x TCP's time", "setup", "both attached, unpinned",
                     Kind.RATIO_AT_LEAST, 0.5),
+            new Target("13", "shm connection set-up, both attached, selector server: <= 2x TCP's time", "setup",
+                    "both attached, selector server, unpinned", Kind.RATIO_AT_LEAST, 0.5),
             new Target("13", "accept() for a client without sora, server with an accept rule: <= 3 ms", "setup",
                     "accept, client without sora, unpinned", Kind.SHM_MEDIAN_AT_MOST_US, 3000));
 
