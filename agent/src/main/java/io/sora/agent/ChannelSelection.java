@@ -572,11 +572,7 @@ final class ChannelSelection {
                 if (j != null && j.epfd != null && bell != null && old.isOpen()) {
                     p.whileBellOpen(() -> {
                         try {
-                            int fd = (int) j.fdVal.invoke(bell);
-                            State os = states.get(old);
-                            io.sora.transport.NativeEpoll oldInner = os == null ? null : os.inner;
-                            if (oldInner != null) oldInner.ctl(io.sora.transport.NativeEpoll.CTL_DEL, fd, 0, 1);
-                            int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
+                            leaveSets(j, old, (int) j.fdVal.invoke(bell));
                             return 0;
                         } catch (Throwable t) {
                             return -1;
@@ -587,6 +583,17 @@ final class ChannelSelection {
             if (p.bellMuted()) p.muteBell(false, bellControl);
             p.allowKeep(); // nothing of a selector's reaches the connection now: its medium may keep it
         }
+    }
+
+    /**
+     * Takes bell descriptor {@code fd} out of {@code selector}'s epoll sets: its own set of bells, or its JDK
+     * set where it had none. Only while the bell channel cannot close (see {@link #pollBellDirectly}).
+     */
+    private void leaveSets(Jdk j, Selector selector, int fd) throws Throwable {
+        State os = states.get(selector);
+        io.sora.transport.NativeEpoll inner = os == null ? null : os.inner;
+        if (inner != null) inner.ctl(io.sora.transport.NativeEpoll.CTL_DEL, fd, 0, 1);
+        int unused = (int) j.ctl.invoke((int) j.epfd.invoke(selector), EPOLL_CTL_DEL, fd, 0);
     }
 
     /** A select's end for an entry: disarmed, its bells read where this selector holds them. */
@@ -630,13 +637,7 @@ final class ChannelSelection {
                 try {
                     int fd = (int) j.fdVal.invoke(bell);
                     Selector old = p.direct;
-                    if (old != null && old.isOpen()) {
-                        // from the old selector's own set, or its JDK set where it had none
-                        State os = states.get(old);
-                        io.sora.transport.NativeEpoll oldInner = os == null ? null : os.inner;
-                        if (oldInner != null) oldInner.ctl(io.sora.transport.NativeEpoll.CTL_DEL, fd, 0, 1);
-                        int unused = (int) j.ctl.invoke((int) j.epfd.invoke(old), EPOLL_CTL_DEL, fd, 0);
-                    }
+                    if (old != null && old.isOpen()) leaveSets(j, old, fd);
                     p.direct = null;
                     if (inner != null) {
                         int r = inner.ctl(io.sora.transport.NativeEpoll.CTL_ADD, fd, EPOLLIN | EPOLLET, entry.p.bellId);

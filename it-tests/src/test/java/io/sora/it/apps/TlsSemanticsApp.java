@@ -76,6 +76,15 @@ public final class TlsSemanticsApp {
         System.out.println(name + ": " + outcome);
     }
 
+    /** What the next one-byte read of {@code s} gives: the byte or -1, or the exception it throws. */
+    private static String nextRead(Socket s) {
+        try {
+            return String.valueOf(s.getInputStream().read());
+        } catch (IOException e) {
+            return describe(e);
+        }
+    }
+
     private static String describe(Throwable e) {
         return e.getClass().getName() + ": " + e.getMessage();
     }
@@ -200,12 +209,7 @@ public final class TlsSemanticsApp {
             c.setSoTimeout(30_000);
             int first = c.getInputStream().read();
             reading.countDown();
-            String second;
-            try {
-                second = String.valueOf(c.getInputStream().read());
-            } catch (IOException e) {
-                second = describe(e);
-            }
+            String second = nextRead(c);
             return "read " + first + ", then " + second;
         });
     }
@@ -215,12 +219,7 @@ public final class TlsSemanticsApp {
         return pair(s -> {
             s.setSoTimeout(30_000);
             int b = s.getInputStream().read();
-            String next;
-            try {
-                next = String.valueOf(s.getInputStream().read());
-            } catch (IOException e) {
-                next = describe(e);
-            }
+            String next = nextRead(s);
             return "read " + b + ", then " + next;
         }, (c, served) -> {
             c.getOutputStream().write(9);
@@ -246,12 +245,7 @@ public final class TlsSemanticsApp {
             gotIt.countDown();
             if (!aborted.await(30, TimeUnit.SECONDS)) return "server never aborted";
             Thread.sleep(100); // the reset travels (loopback: at once; the fast path: its flag)
-            String second;
-            try {
-                second = String.valueOf(c.getInputStream().read());
-            } catch (IOException e) {
-                second = describe(e);
-            }
+            String second = nextRead(c);
             return "read " + first + ", then " + second;
         });
     }
@@ -301,12 +295,7 @@ public final class TlsSemanticsApp {
                     writes.append(' ').append(describe(e));
                 }
             }
-            String read;
-            try {
-                read = String.valueOf(c.getInputStream().read());
-            } catch (IOException e) {
-                read = describe(e);
-            }
+            String read = nextRead(c);
             return "server " + server + ", writes:" + writes + ", then read " + read;
         });
     }
