@@ -92,6 +92,12 @@ final class ServerDecisions {
             }
             result = recorder.paired(result);
             recorder.record(socket, Side.SERVER, key, rule, result);
+            if (result instanceof PairingResult.Paired) {
+                // the application's first bytes should not meet a cold data path (see PathWarmup); a client
+                // waited already, before it announced itself. Waited for only once the connection is recorded:
+                // the client's connect has returned, and status must list what both ends see as open
+                PathWarmup.awaitDataPath();
+            }
         } finally {
             if (server.adopted()) {
                 hotAttach.unconfirm(key);
@@ -111,13 +117,7 @@ final class ServerDecisions {
         }
         PathWarmup.applicationPairing();
         java.time.Duration wait = RuleTerms.capped(rule.options().fallbackWait(), maxWait);
-        PairingResult r = justAccepted ? binding.awaitAccepted(key, wait, PairedSocket.hooks(socket))
+        return justAccepted ? binding.awaitAccepted(key, wait, PairedSocket.hooks(socket))
                 : binding.awaitPairing(key, wait, PairedSocket.hooks(socket));
-        if (r instanceof PairingResult.Paired) {
-            // the application's first bytes should not meet a cold data path (see PathWarmup); a
-            // client waited already, before it announced itself
-            PathWarmup.awaitDataPath();
-        }
-        return r;
     }
 }
