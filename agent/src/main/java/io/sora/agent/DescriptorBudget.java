@@ -89,8 +89,7 @@ final class DescriptorBudget {
             try {
                 for (String line : Files.readAllLines(Path.of("/proc/self/limits"), StandardCharsets.US_ASCII)) {
                     if (!line.startsWith("Max open files")) continue;
-                    String[] f = line.substring("Max open files".length()).trim().split("\\s+");
-                    return f.length == 0 ? -1 : "unlimited".equals(f[0]) ? Long.MAX_VALUE : Long.parseLong(f[0]);
+                    return softLimit(line.substring("Max open files".length()));
                 }
             } catch (IOException | RuntimeException e) {
                 // not Linux, or /proc not mounted: unknown
@@ -105,6 +104,21 @@ final class DescriptorBudget {
             return fds == null ? -1 : Math.max(0, fds.length - 1);
         }
     };
+
+    /**
+     * The first field of the rest of a "Max open files" line (the soft limit): a number, {@code unlimited}
+     * ({@link Long#MAX_VALUE}), or -1 when there is none. Split by hand: a regular expression here was compiled
+     * at a JVM's first connection.
+     */
+    static long softLimit(String rest) {
+        int from = 0;
+        while (from < rest.length() && Character.isWhitespace(rest.charAt(from))) from++;
+        int to = from;
+        while (to < rest.length() && !Character.isWhitespace(rest.charAt(to))) to++;
+        if (from == to) return -1;
+        String first = rest.substring(from, to);
+        return "unlimited".equals(first) ? Long.MAX_VALUE : Long.parseLong(first);
+    }
 
     /** The process's budget, shared by the agent's client and server decisions (after {@link #PROC}: it uses it). */
     static final DescriptorBudget PROCESS = new DescriptorBudget();

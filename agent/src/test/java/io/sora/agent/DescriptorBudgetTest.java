@@ -48,6 +48,28 @@ class DescriptorBudgetTest {
     }
 
     @Test
+    void theSoftLimitIsTheFirstFieldOfTheLimitsLine() {
+        // the rest of /proc/self/limits' "Max open files" line, as Linux prints it
+        assertEquals(1024, DescriptorBudget.softLimit("            1024                 524288               files     "));
+        assertEquals(Long.MAX_VALUE, DescriptorBudget.softLimit("  unlimited            unlimited            files"));
+        assertEquals(-1, DescriptorBudget.softLimit("   "));
+        assertEquals(-1, DescriptorBudget.softLimit(""));
+        assertEquals(Long.parseLong(procSoftLimit()), DescriptorBudget.PROC.limit(), "this process's, read as ulimit -Sn prints it");
+    }
+
+    /** This process's soft RLIMIT_NOFILE, read the long way (a regular expression). */
+    private static String procSoftLimit() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) return line.substring(14).trim().split("\\s+")[0];
+            }
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        throw new AssertionError("no Max open files line");
+    }
+
+    @Test
     void anUnknownOrUnlimitedLimitNeverRefuses() {
         assertNull(new DescriptorBudget(new Fake(-1, 1_000_000), () -> 0).refusal());
         assertNull(new DescriptorBudget(new Fake(Long.MAX_VALUE, 1_000_000), () -> 0).refusal());

@@ -95,6 +95,8 @@ class ErrorMessagesTest {
         rdma connect 1.2.3.4 70000        | 22 | 70000       | port '70000' is out of range 1..65535
         rdma connect 1.2.3.4 99999999999  | 22 | 99999999999 | port '99999999999' is out of range 1..65535
         rdma connect 1.2.3.4 0            | 22 | 0           | port '0' is out of range 1..65535 (port 0, an ephemeral port, is allowed only in bind rules)
+        rdma connect 1.2.3.4 0000         | 22 | 0000        | port '0000' is out of range 1..65535 (port 0, an ephemeral port, is allowed only in bind rules)
+        rdma connect 1.2.3.4 00000070000  | 22 | 00000070000 | port '00000070000' is out of range 1..65535
         rdma accept 1.2.3.4 0             | 21 | 0           | port '0' is out of range 1..65535 (port 0, an ephemeral port, is allowed only in bind rules)
         rdma accept 1.2.3.4 80,0-10       | 24 | 0           | port '0' is out of range 1..65535 (port 0, an ephemeral port, is allowed only in bind rules)
         rdma bind 0.0.0.0 70000           | 19 | 70000       | port '70000' is out of range 0..65535

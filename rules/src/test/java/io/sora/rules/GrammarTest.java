@@ -133,6 +133,12 @@ class GrammarTest {
         assertTrue(any.matchesPort(65535));
 
         assertTrue(only("rdma connect 1.2.3.4 1").matchesPort(1));
+        // leading zeros are the number's: any count of them, a port of more than five characters included
+        Rule zeros = only("rdma connect 1.2.3.4 0080");
+        assertTrue(zeros.matchesPort(80));
+        assertFalse(zeros.matchesPort(8));
+        assertEquals(65535, only("rdma connect 1.2.3.4 000000000065535").ports().lowest());
+        assertEquals(0, only("rdma bind 0.0.0.0 000").ports().lowest());
         assertTrue(only("rdma connect 1.2.3.4 65535").matchesPort(65535));
         assertTrue(only("rdma connect 1.2.3.4 080").matchesPort(80), "leading zeros are decimal");
         assertTrue(only("rdma connect 1.2.3.4 7-7").matchesPort(7));

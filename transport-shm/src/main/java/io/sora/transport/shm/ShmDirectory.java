@@ -242,9 +242,12 @@ final class ShmDirectory {
      */
     int removeStaleSegments() throws IOException {
         int removed = 0;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "{seg,spare}-*")) {
+        // every entry, the names picked here: a glob is a regular expression compiled at each call, and this
+        // runs on the application's bind (a few ms of a cold JVM)
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path)) {
             for (Path f : files) {
                 String name = f.getFileName().toString();
+                if (!name.startsWith("seg-") && !name.startsWith("spare-")) continue;
                 long pid = pidOf(name);
                 String ns = pidNamespaceOf(name);
                 if (pid > 0 && (ns.isEmpty() || ns.equals(PIDNS)) && !Files.exists(Path.of("/proc", Long.toString(pid)))
@@ -284,8 +287,10 @@ final class ShmDirectory {
      */
     int removeStaleRendezvous() throws IOException {
         int removed = 0;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(path, "port-*.sock")) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(path)) { // no glob: see removeStaleSegments
             for (Path f : files) {
+                String name = f.getFileName().toString();
+                if (!name.startsWith("port-") || !name.endsWith(".sock")) continue;
                 boolean live;
                 try {
                     live = someoneListens(f);

@@ -37,6 +37,12 @@ class ShmLeftoversTest {
         // nothing here, whether or not this namespace has a process with that number
         Path elsewhere = Files.createFile(dir.resolve("spare-" + dead.pid() + ".1-00fd"));
         Path elsewhereLive = Files.createFile(dir.resolve("seg-" + ProcessHandle.current().pid() + ".1-00fc"));
+        // names that are not sora's leftovers, whatever their pid or socket: never touched
+        Path notOurs = Files.createFile(dir.resolve("segment-" + dead.pid() + "-00fb"));
+        Path notARendezvous = dir.resolve("port-3.sock.old");
+        try (ServerSocketChannel gone = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            gone.bind(UnixDomainSocketAddress.of(notARendezvous));
+        }
         try (ServerSocketChannel listening = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             listening.bind(UnixDomainSocketAddress.of(live));
             assertTrue(Files.exists(stale));
@@ -47,6 +53,8 @@ class ShmLeftoversTest {
             assertTrue(Files.exists(elsewhere), "another PID namespace's file is not judged by its pid");
             assertTrue(Files.exists(elsewhereLive), "nor one whose pid happens to be alive here");
             assertTrue(Files.exists(live), "a live listener keeps its socket");
+            assertTrue(Files.exists(notOurs), "not a segment's name");
+            assertTrue(Files.exists(notARendezvous), "not a rendezvous socket's name");
             assertEquals(0, t.removeLeftovers());
         }
     }
