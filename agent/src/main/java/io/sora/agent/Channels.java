@@ -177,10 +177,8 @@ final class Channels {
     }
 
     private void closePaired(SocketChannel ch, PairedChannel p) {
-        // out of the table already, so the close below will not find it (closing): selectors let go here
-        ChannelSelection s = selection;
-        if (s != null) s.release(p);
-        recorder.closed(ch.socket());
+        // out of the table already, so the close below will not find it (closing): it is let go here
+        letGo(ch, p);
         try {
             ch.close();
         } catch (IOException | RuntimeException e) {
@@ -290,10 +288,17 @@ final class Channels {
         if (p == null) return;
         // its descriptor is still open: a linger of 0 (the channel's own option is unreadable now) resets
         if (io.sora.transport.NativeSockets.lingersZero(io.sora.transport.NativeSockets.fdOfClosing(ch))) p.connection.resetOnClose();
-        // every selector lets go of the connection before its medium closes, which may then keep its
-        // control channel and segment for the next connection (ChannelSelection.release)
-        ChannelSelection sel = selection;
-        if (sel != null) sel.release(p);
+        letGo(ch, p);
+    }
+
+    /**
+     * A paired channel's close: every selector lets go of the connection before its medium closes, which may
+     * then keep its control channel and segment for the next connection (ChannelSelection.release); then the
+     * close is recorded, which closes the medium.
+     */
+    private void letGo(SocketChannel ch, PairedChannel p) {
+        ChannelSelection s = selection;
+        if (s != null) s.release(p);
         recorder.closed(ch.socket());
     }
 
