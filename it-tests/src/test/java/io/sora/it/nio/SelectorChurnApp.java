@@ -198,7 +198,9 @@ public final class SelectorChurnApp {
                                 }
                             }, 1, java.util.concurrent.TimeUnit.MILLISECONDS);
                         }
-                    } catch (IOException e) {
+                    } catch (IOException | java.nio.channels.CancelledKeyException e) {
+                        // the latter: the closer thread closed the channel between the key's validity check and
+                        // its readyOps (over TCP as well), which killed this loop once in a local run
                         k.cancel();
                         try {
                             k.channel().close();
