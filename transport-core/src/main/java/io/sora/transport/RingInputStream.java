@@ -59,6 +59,8 @@ public final class RingInputStream extends InputStream {
     private final int mask;
     /** Credits are returned once this many bytes were consumed (or the ring is empty). */
     private final int creditBatch;
+    /** {@link RingMedium#peerMaySkip}: a look that finds bytes jumps to the peer's skip first. */
+    private final boolean skips;
     /** Guarded by {@code lock}. */
     private final AdaptiveWait wait;
     /** What the wake-up of the last sleep cost, as the medium tells it (-1: unknown); guarded by the lock. */
@@ -112,6 +114,7 @@ public final class RingInputStream extends InputStream {
         if (capacity <= 0) throw new IllegalArgumentException("receiveCapacity must be > 0: " + capacity);
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
         this.creditBatch = Math.max(1, capacity / 4);
+        this.skips = medium.peerMaySkip();
         this.wait = new AdaptiveWait(spinIterations > 0);
     }
 
@@ -304,7 +307,12 @@ public final class RingInputStream extends InputStream {
                 return -1;
             }
             long c = consumed;
-            long avail = medium.producedByPeer() - c;
+            long p = medium.producedByPeer();
+            long avail = p - c;
+            if (skips && avail > 0) {
+                c = jumpSkip(c, p);
+                avail = p - c;
+            }
             if (avail > capacity || avail < 0) {
                 // a faulty peer (its cursor is shared memory it writes): broken, not an index out of bounds
                 // in the copy (found in review, 2026-11-29), and never bytes of the other ring
@@ -483,17 +491,24 @@ public final class RingInputStream extends InputStream {
      * ({@link RingMedium#peerWriteEnd}: its next part comes within one part's copy), spinning, and at most
      * {@value #MORE_SPINS} times: a writer descheduled in the middle leaves the rest to the next read.
      */
-    private int more(byte[] b, ByteBuffer bb, int off, int len, int got) {
+    private int more(byte[] b, ByteBuffer bb, int off, int len, int got) throws SocketException {
         int spins = 0;
         while (got < len) {
             long c = consumed;
             // only the rest of a write in parts: the writes after it are the next read's, as before
             if (medium.peerWriteEnd() - c <= 0) break;
-            long avail = medium.producedByPeer() - c;
+            long p = medium.producedByPeer();
+            long avail = p - c;
             if (avail <= 0) {
                 if (spins++ >= MORE_SPINS) break;
                 Thread.onSpinWait();
                 continue;
+            }
+            if (skips) {
+                // a write that waited for room halfway may find the ring empty when it goes on, and skip
+                c = jumpSkip(c, p);
+                avail = p - c;
+                if (avail > capacity) break; // the next read's look fails it as the faulty cursor it is
             }
             got += copyOut(c, b, bb, off + got, (int) Math.min(len - got, avail), avail);
         }
@@ -501,6 +516,24 @@ public final class RingInputStream extends InputStream {
     }
 
     private static final int MORE_SPINS = 512;
+
+    /**
+     * Where bytes were found ({@code p} the peer's cursor, above {@code c}, the lock held): the position
+     * after the peer's skip, if it skipped past {@code c} (it found the ring empty and went back to the
+     * ring's start: the cursors up to its skip carry nothing), else {@code c}. The skip, written before
+     * {@code p}, is at most p.
+     */
+    private long jumpSkip(long c, long p) throws SocketException {
+        long to = medium.peerSkipTo();
+        if (to <= c) return c;
+        if (to >= p) {
+            // a faulty peer (its cursors are shared memory it writes): broken, never bytes read at a wrong offset
+            resetSeen = true;
+            throw new SocketException("Connection reset: the peer skipped to " + to + ", past its write cursor " + p);
+        }
+        releaseConsumed(to);
+        return to;
+    }
 
     private int copyOut(long c, byte[] b, ByteBuffer bb, int off, int n, long avail) {
         int pos = mask >= 0 ? (int) (c & mask) : (int) (c % capacity);
@@ -536,7 +569,11 @@ public final class RingInputStream extends InputStream {
         if (inputShutdown) return 0;
         // moved, or read up to the peer's switch: what TCP holds (before a read went there too)
         if (tcp != null && (onTcp || medium.peerSwitchedAt() == acquireConsumed())) return tcpStream().available();
-        long avail = medium.producedByPeer() - acquireConsumed();
+        long p = medium.producedByPeer();
+        long c = acquireConsumed();
+        // not yet jumped by a read: the peer's skip (at most p, read after it) is where its bytes start
+        if (skips && p > c) c = Math.max(c, medium.peerSkipTo());
+        long avail = p - c;
         return (int) Math.max(0, Math.min(Integer.MAX_VALUE, avail));
     }
 

@@ -147,6 +147,41 @@ public interface RingMedium {
         return 0;
     }
 
+    /**
+     * The bytes at the start of my send ring that writes keep to while the peer's reader keeps up (a power
+     * of two below {@link #sendCapacity}; 0: writes go round the whole ring, the default). A write that
+     * finds the ring empty and would reach past them starts again at the ring's start ({@link
+     * #publishSkipTo}), so message traffic touches a few cache lines again and again, as a socket's buffer
+     * would, not the whole ring in turn; a reader that falls behind still has the whole ring to fill.
+     * Both ends of a connection run the same medium: the peer's reader knows the skips ({@link #peerSkipTo}).
+     */
+    default int keepWithin() {
+        return 0;
+    }
+
+    /**
+     * Before the bytes from cursor {@code to} on are published (the ring empty: every byte written was read
+     * and credited): the cursors between the last byte written and {@code to} carry nothing, and the peer's
+     * reader jumps them. No fence: the publish of the bytes after it orders it. Only where {@link
+     * #keepWithin} is not 0.
+     */
+    default void publishSkipTo(long to) {
+        throw new UnsupportedOperationException("this medium's rings are not skipped");
+    }
+
+    /**
+     * The peer writer's last {@link #publishSkipTo} (0: none); read after {@link #producedByPeer} found
+     * bytes, it is at most that cursor, and a reader whose position is below it jumps to it.
+     */
+    default long peerSkipTo() {
+        return 0;
+    }
+
+    /** Whether the peer's writer may skip ({@link #peerSkipTo}): its reader here looks for the jumps. */
+    default boolean peerMaySkip() {
+        return false;
+    }
+
     // ---- state ----
 
     /** The peer's flags ({@link #OUTPUT_SHUTDOWN}, {@link #INPUT_SHUTDOWN}, {@link #CLOSED}, {@link #DEAD}); acquire. */

@@ -59,6 +59,16 @@ public final class RingOutputStream extends OutputStream {
     private long wakeLatency = -1;
     /** The peer's consumer cursor as last read; only the lock holder touches it. */
     private long consumedCache;
+    /**
+     * {@link RingMedium#keepWithin} (0: never skips), and the last cursor skipped to: the peer's credits may
+     * lag behind it (its reader jumps the skipped cursors at its next read), and until they pass it the
+     * ring is empty up to it. Written under the lock before {@link #produced}'s release, so a thread that
+     * acquired that reads it as fresh.
+     */
+    private final int keepWithin;
+    private long skippedTo;
+    /** The ring's round (cursor without the offset) whose emptiness a write last looked at for a skip. */
+    private long skipLookedAt = -1;
     private final ReentrantLock lock = new ReentrantLock();
     /** What {@link #whenIdle} left for the last write to leave. */
     private final IdleAction onIdle = new IdleAction();
@@ -119,6 +129,8 @@ public final class RingOutputStream extends OutputStream {
         this.capacity = medium.sendCapacity();
         if (capacity <= 0) throw new IllegalArgumentException("sendCapacity must be > 0: " + capacity);
         this.mask = Integer.bitCount(capacity) == 1 ? capacity - 1 : -1;
+        int within = medium.keepWithin();
+        this.keepWithin = mask >= 0 && within > 0 && within < capacity && Integer.bitCount(within) == 1 ? within : 0;
         this.wait = new AdaptiveWait(spinIterations > 0);
         this.switchable = SWITCH_AFTER_NANOS > 0 && medium.carriesTcpSwitch();
         this.stallNanos = switchable ? Math.min(medium.writerStallNanos(), SWITCH_AFTER_NANOS / 2) : 0;
@@ -242,7 +254,7 @@ public final class RingOutputStream extends OutputStream {
                 // over on every write.
                 long free = capacity - (produced - consumedCache);
                 if (free <= 0) {
-                    consumedCache = medium.consumedByPeer();
+                    consumedCache = consumedByPeer();
                     free = capacity - (produced - consumedCache);
                     // a faulty peer's read cursor beyond what was written: broken, not a copy past the ring
                     if (free > capacity) {
@@ -258,6 +270,7 @@ public final class RingOutputStream extends OutputStream {
                         waiting = false;
                         slept = false;
                     }
+                    if (keepWithin > 0) skipIfEmpty(n);
                     copyIn(b, bb, off, n);
                     off += n;
                     len -= n;
@@ -355,6 +368,37 @@ public final class RingOutputStream extends OutputStream {
         releaseSent(sent + n);
     }
 
+    /**
+     * Before a write of {@code n} bytes (the lock held): if it would reach past the ring's first {@link
+     * #keepWithin} bytes and the ring is empty, its bytes start at the ring's start instead ({@link
+     * RingMedium#publishSkipTo}). Whether the ring is empty is looked at once per round of the ring (the
+     * peer's credit cursor is a line its reader writes: a look at it on every write would cost a write of
+     * small pieces what the cached cursor saves), so a writer the reader does not keep up with goes round
+     * the whole ring as before.
+     */
+    private void skipIfEmpty(int n) {
+        long p = produced;
+        int pos = (int) (p & mask);
+        if (pos == 0 || pos + n <= keepWithin) return;
+        if (consumedCache != p) {
+            long round = p & ~(long) mask;
+            if (round == skipLookedAt) return;
+            skipLookedAt = round;
+            consumedCache = consumedByPeer();
+            if (consumedCache != p) return;
+        }
+        long to = (p | mask) + 1;
+        medium.publishSkipTo(to);
+        skippedTo = to;
+        consumedCache = to;
+        releaseProduced(to);
+    }
+
+    /** The peer's credits, or the last cursor skipped to where they have not reached it yet. */
+    private long consumedByPeer() {
+        return Math.max(medium.consumedByPeer(), skippedTo);
+    }
+
     /** {@code n} bytes into the ring at cursor {@code at}, in two copies where they wrap. */
     private void copyIn(long at, byte[] b, ByteBuffer bb, int off, int n) {
         int pos = mask >= 0 ? (int) (at & mask) : (int) (at % capacity);
@@ -375,7 +419,7 @@ public final class RingOutputStream extends OutputStream {
      */
     public boolean writable() {
         return closed || outputShutdown || (medium.peerFlags() & STOP_FLAGS) != 0
-                || acquireProduced() - medium.consumedByPeer() < capacity;
+                || acquireProduced() - consumedByPeer() < capacity;
     }
 
     private void ensureWritable() throws SocketException {
@@ -396,7 +440,7 @@ public final class RingOutputStream extends OutputStream {
         medium.announceWriterWaiting(true);
         try {
             if (closed || outputShutdown
-                    || produced - medium.consumedByPeer() < capacity
+                    || produced - consumedByPeer() < capacity
                     || (medium.peerFlags() & STOP_FLAGS) != 0) {
                 return false;
             }

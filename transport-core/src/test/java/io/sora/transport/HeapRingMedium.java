@@ -13,6 +13,10 @@ final class HeapRingMedium implements RingMedium {
         final AtomicLong consumed = new AtomicLong();
         final AtomicInteger readerWaiting = new AtomicInteger();
         final AtomicInteger writerWaiting = new AtomicInteger();
+        /** The writer's last skip ({@link RingMedium#publishSkipTo}), how many, and the furthest ring offset written. */
+        final AtomicLong skipTo = new AtomicLong();
+        final AtomicInteger skips = new AtomicInteger();
+        final AtomicInteger furthestWritten = new AtomicInteger();
 
         Ring(int size) {
             bytes = new byte[size];
@@ -23,6 +27,8 @@ final class HeapRingMedium implements RingMedium {
     private final Ring out;
     private final AtomicInteger myFlags = new AtomicInteger();
     private HeapRingMedium peer;
+    /** Both ends' {@link #keepWithin} (0: no skips, the default). */
+    private int keepWithin;
     private volatile Waker waker;
     private volatile boolean peerDead;
     final AtomicInteger closeCalls = new AtomicInteger();
@@ -43,6 +49,45 @@ final class HeapRingMedium implements RingMedium {
         first.peer = second;
         second.peer = first;
         return new HeapRingMedium[] {first, second};
+    }
+
+    /** A connected pair whose writers keep to the first {@code keepWithin} bytes of their rings while the reader keeps up. */
+    static HeapRingMedium[] pair(int ringOfFirst, int ringOfSecond, int keepWithin) {
+        HeapRingMedium[] p = pair(ringOfFirst, ringOfSecond);
+        p[0].keepWithin = keepWithin;
+        p[1].keepWithin = keepWithin;
+        return p;
+    }
+
+    /** Skips this end's writer made so far. */
+    int skips() {
+        return out.skips.get();
+    }
+
+    /** The furthest ring offset (exclusive) this end's writer wrote to. */
+    int furthestWritten() {
+        return out.furthestWritten.get();
+    }
+
+    @Override
+    public int keepWithin() {
+        return keepWithin < out.bytes.length ? keepWithin : 0;
+    }
+
+    @Override
+    public void publishSkipTo(long to) {
+        out.skipTo.set(to);
+        out.skips.incrementAndGet();
+    }
+
+    @Override
+    public long peerSkipTo() {
+        return in.skipTo.get();
+    }
+
+    @Override
+    public boolean peerMaySkip() {
+        return keepWithin > 0;
     }
 
     /** Simulates the peer's process dying: no flags, just gone. */
@@ -77,6 +122,7 @@ final class HeapRingMedium implements RingMedium {
     @Override
     public void writeRing(int ringOffset, byte[] src, int srcOffset, int len) {
         System.arraycopy(src, srcOffset, out.bytes, ringOffset, len);
+        out.furthestWritten.accumulateAndGet(ringOffset + len, Math::max);
     }
 
     @Override

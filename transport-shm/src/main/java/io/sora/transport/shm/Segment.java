@@ -86,7 +86,7 @@ import java.util.Set;
  */
 final class Segment {
     static final long MAGIC = 0x534F52412D53484DL; // "SORA-SHM"
-    static final int VERSION = 6; // 6: a direction may move to TCP (SWITCHED_AT, CAP_TCP_FOLLOW), 2026-11-29; 5: waiting words are bit sets (SLEEP_SELECTOR)
+    static final int VERSION = 7; // 7: a write at an empty ring may skip to the ring's start (SKIP_TO), 2026-11-30; 6: a direction may move to TCP (SWITCHED_AT, CAP_TCP_FOLLOW), 2026-11-29; 5: waiting words are bit sets (SLEEP_SELECTOR)
     static final int HEADER_SIZE = 4096;
     static final int SECRET_SIZE = 16;
     /** Largest ring accepted from a peer's request: 256 MiB. */
@@ -130,6 +130,12 @@ final class Segment {
      * set back to 0 only when the move is withdrawn because the peer closed as it was made.
      */
     static final int SWITCHED_AT = 24;
+    /**
+     * From a producer cursor: 0, or the cursor to which the writer skipped (the ring empty) so that its next
+     * bytes start at the ring's start ({@code ShmMedium.keepWithin}); the reader's position jumps to it.
+     * Written by that writer only, before the publish of the bytes after it.
+     */
+    static final int SKIP_TO = 32;
     /** Within a side's state line. */
     static final int FLAGS = 0;
     static final int CAPS = 4;
