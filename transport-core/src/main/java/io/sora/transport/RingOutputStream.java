@@ -254,13 +254,8 @@ public final class RingOutputStream extends OutputStream {
                 // over on every write.
                 long free = capacity - (produced - consumedCache);
                 if (free <= 0) {
-                    consumedCache = consumedByPeer();
+                    refreshConsumed();
                     free = capacity - (produced - consumedCache);
-                    // a faulty peer's read cursor beyond what was written: broken, not a copy past the ring
-                    if (free > capacity) {
-                        throw new SocketException("Connection reset by peer: its read cursor is " + (free - capacity)
-                                + " bytes beyond what was written");
-                    }
                 }
                 if (free > 0) {
                     int n = (int) Math.min(free, len);
@@ -376,7 +371,7 @@ public final class RingOutputStream extends OutputStream {
      * small pieces what the cached cursor saves), so a writer the reader does not keep up with goes round
      * the whole ring as before.
      */
-    private void skipIfEmpty(int n) {
+    private void skipIfEmpty(int n) throws SocketException {
         long p = produced;
         int pos = (int) (p & mask);
         if (pos == 0 || pos + n <= keepWithin) return;
@@ -384,7 +379,7 @@ public final class RingOutputStream extends OutputStream {
             long round = p & ~(long) mask;
             if (round == skipLookedAt) return;
             skipLookedAt = round;
-            consumedCache = consumedByPeer();
+            refreshConsumed();
             if (consumedCache != p) return;
         }
         long to = (p | mask) + 1;
@@ -392,6 +387,17 @@ public final class RingOutputStream extends OutputStream {
         skippedTo = to;
         consumedCache = to;
         releaseProduced(to);
+    }
+
+    /** {@link #consumedCache} read again (the lock held). */
+    private void refreshConsumed() throws SocketException {
+        long read = consumedByPeer();
+        // a faulty peer's read cursor beyond what was written: broken, not a copy past the ring
+        if (read - produced > 0) {
+            throw new SocketException("Connection reset by peer: its read cursor is " + (read - produced)
+                    + " bytes beyond what was written");
+        }
+        consumedCache = read;
     }
 
     /** The peer's credits, or the last cursor skipped to where they have not reached it yet. */

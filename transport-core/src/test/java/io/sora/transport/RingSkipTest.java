@@ -188,6 +188,15 @@ class RingSkipTest {
     }
 
     @Test
+    void aReadCursorBeyondTheWritesSeenWhenLookingForASkipBreaksTheConnection() throws Exception {
+        open(KEEP);
+        a.outputStream().write(new byte[6000]);
+        media[1].publishConsumed(1_000_000); // a faulty peer; the next write looks at its cursor for a skip
+        SocketException e = assertThrows(SocketException.class, () -> a.outputStream().write(new byte[100_000]));
+        assertTrue(e.getMessage().startsWith("Connection reset by peer: its read cursor"), e.getMessage());
+    }
+
+    @Test
     void aSkipPastThePeersWriteCursorBreaksTheConnection() throws Exception {
         open(KEEP);
         a.outputStream().write(new byte[100]);
