@@ -1,5 +1,7 @@
 package io.sora.transport;
 
+import static io.sora.transport.RingStreamsTest.random;
+import static io.sora.transport.RingStreamsTest.readExactly;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -53,23 +55,6 @@ class RingSkipTest {
         b = new RingConnection(RingConnection.nextId(), "heap", media[1], hooksB, 10);
         hooksA.connection = a;
         hooksB.connection = b;
-    }
-
-    private static byte[] random(int n, long seed) {
-        byte[] data = new byte[n];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
-
-    private static byte[] readExactly(InputStream in, int n) throws IOException {
-        byte[] out = new byte[n];
-        int got = 0;
-        while (got < n) {
-            int r = in.read(out, got, n - got);
-            if (r < 0) throw new IOException("EOF after " + got + " of " + n);
-            got += r;
-        }
-        return out;
     }
 
     @Test

@@ -44,13 +44,13 @@ class RingStreamsTest {
         hooksB.connection = b;
     }
 
-    private static byte[] random(int n, long seed) {
+    static byte[] random(int n, long seed) {
         byte[] data = new byte[n];
         new Random(seed).nextBytes(data);
         return data;
     }
 
-    private static byte[] readExactly(InputStream in, int n) throws IOException {
+    static byte[] readExactly(InputStream in, int n) throws IOException {
         byte[] out = new byte[n];
         int got = 0;
         while (got < n) {
