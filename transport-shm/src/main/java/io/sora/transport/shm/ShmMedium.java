@@ -317,7 +317,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
 
     /**
      * Writes keep to the send ring's first {@value #KEEP_WITHIN_DEFAULT} bytes while the peer keeps up
-     * ({@code -Dsora.shm.keepWithin=BYTES}, a power of two; 0: round the whole ring): a message's bytes then
+     * ({@code -Dsora.shm.keepWithin=BYTES}, rounded down to a power of two; 0: round the whole ring): a message's bytes then
      * land on cache lines both CPUs touched a message or two ago, not on the next stretch of a 64 KiB ring,
      * which is out of the first-level cache by the time the writer comes round to it again (two 64 KiB rings
      * and the application's buffers are more than its 32 KiB). Measured 2026-11-30 (4 KiB ping-pong pinned
@@ -332,9 +332,10 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
     static final int KEEP_WITHIN_DEFAULT = 8192;
     static final int KEEP_WITHIN = keepWithinProperty();
 
+    /** The property, rounded down to a power of two (ring offsets are masks); 0 or less: off. */
     private static int keepWithinProperty() {
         int v = Integer.getInteger("sora.shm.keepWithin", KEEP_WITHIN_DEFAULT);
-        return v > 0 && Integer.bitCount(v) == 1 ? v : 0;
+        return v > 0 ? Integer.highestOneBit(v) : 0;
     }
 
     @Override
