@@ -148,8 +148,9 @@ public interface RingMedium {
     }
 
     /**
-     * The bytes at the start of my send ring that writes keep to while the peer's reader keeps up (a power
-     * of two below {@link #sendCapacity}; 0: writes go round the whole ring, the default). A write that
+     * The bytes at the start of my send ring that writes keep to while the peer's reader keeps up (0: writes
+     * go round the whole ring, the default; the stream uses it only where it is a power of two below {@link
+     * #sendCapacity} and the ring's size is one too). A write that
      * finds the ring empty and would reach past them starts again at the ring's start ({@link
      * #publishSkipTo}), so message traffic touches a few cache lines again and again, as a socket's buffer
      * would, not the whole ring in turn; a reader that falls behind still has the whole ring to fill.

@@ -71,7 +71,7 @@ final class HeapRingMedium implements RingMedium {
 
     @Override
     public int keepWithin() {
-        return keepWithin < out.bytes.length ? keepWithin : 0;
+        return keepWithin;
     }
 
     @Override

@@ -326,7 +326,7 @@ final class ShmMedium implements RingMedium, DoorbellLoop.Handler {
      */
     @Override
     public int keepWithin() {
-        return KEEP_WITHIN < sendCapacity ? KEEP_WITHIN : 0;
+        return KEEP_WITHIN;
     }
 
     static final int KEEP_WITHIN_DEFAULT = 8192;
